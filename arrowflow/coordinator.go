@@ -1,0 +1,277 @@
+package arrowflow
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ack is a task's acknowledgement that it closed an epoch.
+type ack struct {
+	task      *task
+	epoch     uint64
+	final     bool // the task finished: this was its last epoch
+	savepoint bool
+	positions []SplitState        // source tasks
+	states    []SubtaskCheckpoint // one per chained operator
+	payload   []byte              // sink tasks
+}
+
+// coordinator triggers epochs, collects acknowledgements, records each
+// completed epoch's checkpoint and then commits the sinks. At most one
+// triggered epoch is in flight at a time.
+type coordinator struct {
+	job      *Job
+	acks     chan *ack
+	interval time.Duration
+
+	mu            sync.Mutex // guards what Run reads after a failure
+	pending       map[uint64]map[*task]*ack
+	finals        map[*task]*ack
+	lastTriggered uint64
+	lastCompleted uint64
+	latest        atomic.Pointer[Checkpoint]
+	completed     atomic.Int64
+}
+
+func newCoordinator(j *Job) *coordinator {
+	return &coordinator{
+		job:           j,
+		acks:          make(chan *ack, 2*len(j.tasks)+1),
+		interval:      j.opts.CheckpointInterval,
+		pending:       make(map[uint64]map[*task]*ack),
+		finals:        make(map[*task]*ack),
+		lastTriggered: j.firstEpoch - 1,
+		lastCompleted: j.firstEpoch - 1,
+	}
+}
+
+// ack hands a task's acknowledgement to the coordinator.
+func (c *coordinator) ack(ctx context.Context, a *ack) error {
+	select {
+	case c.acks <- a:
+		return nil
+	default:
+	}
+	select {
+	case c.acks <- a:
+		return nil
+	case <-ctx.Done():
+		return errGateClosed
+	}
+}
+
+// run drives epochs until every task finished and every epoch is committed,
+// or ctx is cancelled.
+func (c *coordinator) run(ctx context.Context) error {
+	var tick <-chan time.Time
+	if c.interval > 0 {
+		t := time.NewTicker(c.interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for !c.done() {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick:
+			c.trigger(false)
+		case a := <-c.acks:
+			c.receive(a)
+			if err := c.completeReady(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// done reports whether every task finished and all their epochs completed.
+func (c *coordinator) done() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.finals) < len(c.job.tasks) {
+		return false
+	}
+	for _, a := range c.finals {
+		if a.epoch > c.lastCompleted {
+			return false
+		}
+	}
+	return true
+}
+
+// trigger asks every running source task to emit the next barrier, unless
+// an epoch is still in flight or every source has finished.
+func (c *coordinator) trigger(savepoint bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lastTriggered > c.lastCompleted {
+		return
+	}
+	var live []*task
+	for _, t := range c.job.sourceTasks {
+		if c.finals[t] == nil {
+			live = append(live, t)
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	c.lastTriggered = c.lastCompleted + 1
+	b := Barrier{Epoch: c.lastTriggered, Savepoint: savepoint}
+	for _, t := range live {
+		select {
+		case t.barrierReq <- b:
+		default: // cannot happen with one epoch in flight; the source would fall behind
+		}
+	}
+}
+
+func (c *coordinator) receive(a *ack) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.pending[a.epoch]
+	if m == nil {
+		m = make(map[*task]*ack)
+		c.pending[a.epoch] = m
+	}
+	m[a.task] = a
+	if a.final {
+		c.finals[a.task] = a
+	}
+}
+
+// completeReady records and commits every epoch, in order, whose
+// acknowledgements are all in.
+func (c *coordinator) completeReady(ctx context.Context) error {
+	for {
+		c.mu.Lock()
+		epoch := c.lastCompleted + 1
+		cp, payloads, ok := c.checkpointFor(epoch)
+		c.mu.Unlock()
+		if !ok {
+			return nil
+		}
+		if rec := c.job.opts.Recorder; rec != nil {
+			if err := rec.RecordEpoch(ctx, cp); err != nil {
+				return fmt.Errorf("record checkpoint of epoch %d: %w", epoch, err)
+			}
+		}
+		c.mu.Lock()
+		c.lastCompleted = epoch
+		delete(c.pending, epoch)
+		c.mu.Unlock()
+		c.latest.Store(cp)
+		c.completed.Add(1)
+		for _, n := range c.job.graph.nodes {
+			if n.kind != SinkNode {
+				continue
+			}
+			if err := n.sink.Commit(ctx, epoch, payloads[n]); err != nil {
+				return &NodeError{Kind: SinkNode, Name: n.name, Subtask: -1, Parallelism: n.parallelism,
+					Err: fmt.Errorf("commit epoch %d: %w", epoch, err)}
+			}
+		}
+		c.job.logger.Debug("epoch committed", "epoch", epoch, "final", cp.Final)
+	}
+}
+
+// checkpointFor assembles epoch's checkpoint if every task acknowledged it
+// (a task that finished in an earlier epoch counts with its final state).
+// Callers hold c.mu.
+func (c *coordinator) checkpointFor(epoch uint64) (*Checkpoint, map[*Node][][]byte, bool) {
+	acks := c.pending[epoch]
+	if len(acks) == 0 {
+		return nil, nil, false
+	}
+	j := c.job
+	cp := &Checkpoint{
+		Job:            j.graph.name,
+		Epoch:          epoch,
+		MaxParallelism: j.opts.MaxParallelism,
+		Final:          true,
+		Sources:        make(map[string][]SplitState),
+		Operators:      make(map[string]*OperatorCheckpoint),
+		Sinks:          make(map[string]*SinkCheckpoint),
+	}
+	payloads := make(map[*Node][][]byte)
+	for _, t := range j.tasks {
+		a := acks[t]
+		if a == nil {
+			f := c.finals[t]
+			if f == nil || f.epoch > epoch {
+				return nil, nil, false
+			}
+			a = f
+		}
+		cp.Savepoint = cp.Savepoint || a.savepoint
+		cp.Final = cp.Final && a.final
+		if t.source != nil {
+			cp.Sources[t.source.name] = append(cp.Sources[t.source.name], a.positions...)
+		}
+		for i, inst := range t.ops {
+			oc := cp.Operators[inst.node.name]
+			if oc == nil {
+				oc = &OperatorCheckpoint{Subtasks: make([]SubtaskCheckpoint, inst.node.parallelism)}
+				cp.Operators[inst.node.name] = oc
+			}
+			oc.Subtasks[t.subtask] = a.states[i]
+		}
+		if t.sink != nil {
+			sc := cp.Sinks[t.sink.name]
+			if sc == nil {
+				sc = &SinkCheckpoint{Payloads: make([][]byte, t.sink.parallelism)}
+				cp.Sinks[t.sink.name] = sc
+				payloads[t.sink] = sc.Payloads
+			}
+			if a.epoch == epoch {
+				sc.Payloads[t.subtask] = a.payload
+			}
+		}
+	}
+	return cp, payloads, true
+}
+
+// abortUncommitted tells the sinks to discard what was pre-committed for
+// epochs that never reached their commit point. It runs after every task
+// stopped, when the job failed or was cancelled.
+func (c *coordinator) abortUncommitted(ctx context.Context) {
+	for {
+		select {
+		case a := <-c.acks:
+			c.receive(a)
+			continue
+		default:
+		}
+		break
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for epoch, acks := range c.pending {
+		if epoch <= c.lastCompleted {
+			continue
+		}
+		for _, n := range c.job.graph.nodes {
+			if n.kind != SinkNode {
+				continue
+			}
+			payloads := make([][]byte, n.parallelism)
+			any := false
+			for t, a := range acks {
+				if t.sink == n && a.payload != nil {
+					payloads[t.subtask] = a.payload
+					any = true
+				}
+			}
+			if !any {
+				continue
+			}
+			if err := n.sink.Abort(ctx, epoch, payloads); err != nil {
+				c.job.logger.Warn("abort of uncommitted epoch failed", "sink", n.name, "epoch", epoch, "err", err)
+			}
+		}
+	}
+}

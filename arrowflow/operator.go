@@ -1,0 +1,101 @@
+package arrowflow
+
+import (
+	"log/slog"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/weirflow/weir/state"
+)
+
+// TaskInfo tells a source, operator or sink instance where it runs. One
+// instance exists per subtask.
+type TaskInfo struct {
+	// Job is the job's name.
+	Job string
+	// Name is the source's, operator's or sink's name, unique in the job.
+	Name string
+	// Subtask is this instance's index in [0, Parallelism).
+	Subtask int
+	// Parallelism is the number of subtasks of this node.
+	Parallelism int
+	// MaxParallelism is the job's number of key groups.
+	MaxParallelism int
+	// KeyGroups is the key-group range this subtask owns; a keyed
+	// operator receives exactly the rows whose keys hash into it, and on
+	// restore must keep exactly the state of these key groups.
+	KeyGroups state.KeyGroupRange
+	// Allocator is where the instance allocates Arrow memory.
+	Allocator memory.Allocator
+	// Logger carries the job, node and subtask as attributes.
+	Logger *slog.Logger
+}
+
+// Emitter receives an operator's output in order.
+type Emitter interface {
+	// Emit passes a batch downstream, taking over its reference.
+	Emit(b Batch) error
+	// EmitWatermark passes a watermark downstream. Watermarks must not go
+	// backwards; the runtime drops ones that do.
+	EmitWatermark(wm EventTime) error
+}
+
+// Operator is one subtask's instance of a transformation. The runtime calls
+// its methods from a single goroutine, never concurrently.
+//
+// Life cycle: Open, then RestoreState if the job restores from a
+// checkpoint in which this subtask had state, then any sequence of
+// ProcessBatch, ProcessWatermark and SnapshotState, then Finish once all
+// inputs ended (bounded jobs only), then Close (always, also after errors).
+type Operator interface {
+	// Open prepares the instance to run as described by info.
+	Open(info *TaskInfo) error
+	// ProcessBatch handles a batch from the given input (the index of the
+	// input in the order the graph declared them). The operator owns b.
+	ProcessBatch(input int, b Batch, out Emitter) error
+	// ProcessWatermark handles the operator's watermark advancing to wm
+	// (the minimum over all its inputs). It must forward a watermark with
+	// out.EmitWatermark, usually wm itself after emitting what wm
+	// completes; BaseOperator does exactly that.
+	ProcessWatermark(wm EventTime, out Emitter) error
+	// SnapshotState writes the state as of the end of epoch to w. Rows
+	// of later epochs have not been processed yet.
+	SnapshotState(epoch uint64, w state.SnapshotWriter) error
+	// RestoreState loads state written by SnapshotState, possibly by
+	// several subtasks of a run with another parallelism: the reader holds
+	// the snapshots of every old subtask whose key groups overlap this
+	// subtask's, and the operator keeps only rows of its own key groups.
+	RestoreState(r state.SnapshotReader) error
+	// Finish is called when every input has ended, after the final
+	// watermark: emit whatever is still held.
+	Finish(out Emitter) error
+	// Close releases resources. It is called exactly once, also when the
+	// job fails; it must release every batch the operator still holds.
+	Close() error
+}
+
+// OperatorFactory makes one Operator instance per subtask. The runtime
+// calls it once per subtask, sequentially, before any subtask starts.
+type OperatorFactory func() Operator
+
+// BaseOperator provides the methods of Operator that stateless operators do
+// not need to write: it forwards watermarks, has no state and nothing to
+// finish. Embed it and implement ProcessBatch.
+type BaseOperator struct{}
+
+// Open does nothing.
+func (BaseOperator) Open(*TaskInfo) error { return nil }
+
+// ProcessWatermark forwards wm.
+func (BaseOperator) ProcessWatermark(wm EventTime, out Emitter) error { return out.EmitWatermark(wm) }
+
+// SnapshotState writes nothing.
+func (BaseOperator) SnapshotState(uint64, state.SnapshotWriter) error { return nil }
+
+// RestoreState reads nothing.
+func (BaseOperator) RestoreState(state.SnapshotReader) error { return nil }
+
+// Finish emits nothing.
+func (BaseOperator) Finish(Emitter) error { return nil }
+
+// Close does nothing.
+func (BaseOperator) Close() error { return nil }

@@ -1,0 +1,37 @@
+package arrowflow
+
+import "context"
+
+// Sink describes an output with a two-phase commit per epoch. Each subtask
+// writes through a SinkWriter; at an epoch barrier the writer pre-commits
+// (makes its output durable but not visible) and returns a payload
+// describing it; once the epoch's checkpoint is recorded, the coordinator
+// calls Commit once with every subtask's payload.
+type Sink interface {
+	// Open starts a writer for one subtask.
+	Open(info *TaskInfo) (SinkWriter, error)
+	// Commit makes the epoch's pre-committed output visible. It must be
+	// idempotent: recovery calls it again for the last recorded epoch. It
+	// runs concurrently with writers already writing later epochs, so it
+	// may only use what the payloads describe. payloads has one entry per
+	// subtask (nil where a subtask had nothing to commit).
+	Commit(ctx context.Context, epoch uint64, payloads [][]byte) error
+	// Abort discards pre-committed output of an epoch that will never be
+	// committed.
+	Abort(ctx context.Context, epoch uint64, payloads [][]byte) error
+}
+
+// SinkWriter is one subtask's writer. The runtime calls it from a single
+// goroutine.
+type SinkWriter interface {
+	// Write adds a batch to the current epoch's output, taking over its
+	// reference.
+	Write(ctx context.Context, b Batch) error
+	// PreCommit closes the current epoch's output (everything written
+	// since the previous PreCommit): it is made durable but not visible,
+	// and the returned payload (small: file names, transaction ids) tells
+	// Commit or Abort what to do with it.
+	PreCommit(ctx context.Context, epoch uint64) ([]byte, error)
+	// Close releases resources and discards output not yet pre-committed.
+	Close() error
+}

@@ -1,0 +1,56 @@
+package arrowflow
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// SplitState is the position of one split of a source: what a checkpoint
+// records and a restored reader resumes from.
+type SplitState struct {
+	// Split identifies the split (a Kafka partition, a file, a generator
+	// shard), stable across runs.
+	Split string `json:"split"`
+	// Position is the source's own encoding of where to resume (the next
+	// offset, say). Nil means the split's configured start.
+	Position []byte `json:"position,omitempty"`
+}
+
+// Source describes a replayable input. It is divided into splits, which the
+// runtime deals to the source's subtasks (split i to subtask i mod
+// parallelism); each subtask reads its splits through a SourceReader.
+// Because positions are recorded per split, a job can restore with another
+// source parallelism.
+type Source interface {
+	// Schema is the schema of every batch the source produces; its
+	// metadata names the event-time column, if any (see
+	// WithEventTimeColumn).
+	Schema() *arrow.Schema
+	// Splits lists the source's splits. The list must be the same in every
+	// run of a job that restores from the others' checkpoints.
+	Splits(ctx context.Context) ([]string, error)
+	// Open starts a reader for one subtask over the given splits, each
+	// resuming from its Position.
+	Open(info *TaskInfo, splits []SplitState) (SourceReader, error)
+}
+
+// SourceReader reads one subtask's splits. The runtime calls it from a
+// single goroutine.
+type SourceReader interface {
+	// Next returns the next batch, or a zero Batch when nothing is
+	// available right now (Next should not block for long, so that epoch
+	// barriers are not delayed: about 100 ms at most), or io.EOF when every
+	// split is exhausted (bounded sources only).
+	Next(ctx context.Context) (Batch, error)
+	// Watermark is the reader's current watermark: the minimum over its
+	// active splits of each split's watermark. A reader without event
+	// time returns MinEventTime; the runtime emits MaxEventTime after EOF.
+	Watermark() EventTime
+	// Positions returns the position of every split after the last batch
+	// returned by Next. It is called between Next calls, when a barrier is
+	// emitted.
+	Positions() ([]SplitState, error)
+	// Close releases the reader's resources.
+	Close() error
+}

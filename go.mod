@@ -1,0 +1,19 @@
+module github.com/weirflow/weir
+
+go 1.26.0
+
+require (
+	github.com/apache/arrow-go/v18 v18.9.0
+	github.com/zeebo/xxh3 v1.1.0
+	go.uber.org/goleak v1.3.0
+)
+
+require (
+	github.com/goccy/go-json v0.12.0 // indirect
+	github.com/google/flatbuffers v25.12.19+incompatible // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/klauspost/cpuid/v2 v2.4.2 // indirect
+	github.com/pierrec/lz4/v4 v4.1.33 // indirect
+	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+)
