@@ -119,9 +119,11 @@ type funcSink struct {
 	write func(b arrowflow.Batch) error
 }
 
-func (s *funcSink) Open(*arrowflow.TaskInfo) (arrowflow.SinkWriter, error) { return &funcWriter{s}, nil }
-func (s *funcSink) Commit(context.Context, uint64, [][]byte) error       { return nil }
-func (s *funcSink) Abort(context.Context, uint64, [][]byte) error        { return nil }
+func (s *funcSink) Open(*arrowflow.TaskInfo) (arrowflow.SinkWriter, error) {
+	return &funcWriter{s}, nil
+}
+func (s *funcSink) Commit(context.Context, uint64, [][]byte) error { return nil }
+func (s *funcSink) Abort(context.Context, uint64, [][]byte) error  { return nil }
 
 type funcWriter struct{ s *funcSink }
 
