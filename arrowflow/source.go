@@ -39,13 +39,16 @@ type Source interface {
 // single goroutine.
 type SourceReader interface {
 	// Next returns the next batch, or a zero Batch when nothing is
-	// available right now (Next should not block for long, so that epoch
-	// barriers are not delayed: about 100 ms at most), or io.EOF when every
-	// split is exhausted (bounded sources only).
+	// available right now, or io.EOF when every split is exhausted
+	// (bounded sources only). Before returning a zero Batch, Next should
+	// wait for data, but not for long: about 100 ms at most, so that epoch
+	// barriers are not delayed (returning at once makes the runtime spin).
+	// A reader with no event time returns MinEventTime from Watermark;
+	// once all its splits are done it may return MaxEventTime.
 	Next(ctx context.Context) (Batch, error)
 	// Watermark is the reader's current watermark: the minimum over its
-	// active splits of each split's watermark. A reader without event
-	// time returns MinEventTime; the runtime emits MaxEventTime after EOF.
+	// active splits of each split's watermark (finished splits do not
+	// hold it back). The runtime emits MaxEventTime after EOF.
 	Watermark() EventTime
 	// Positions returns the position of every split after the last batch
 	// returned by Next. It is called between Next calls, when a barrier is

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -95,7 +96,8 @@ func (w *writer) PreCommit(context.Context, uint64) ([]byte, error) { return nil
 func (w *writer) Close() error { return nil }
 
 // AppendValue appends a value as arrowflow.ValueAt returns it, formatted
-// for people: null, numbers in their shortest exact form, strings as they
+// for people: null, numbers in their shortest exact form (decimal
+// notation between 1e-6 and 1e21), strings as they
 // are, timestamps as "2006-01-02 15:04:05.000" (UTC).
 func AppendValue(dst []byte, v any) []byte {
 	switch x := v.(type) {
@@ -106,6 +108,10 @@ func AppendValue(dst []byte, v any) []byte {
 	case uint64:
 		return strconv.AppendUint(dst, x, 10)
 	case float64:
+		// Plain decimals in the usual range, exponents only beyond it.
+		if a := math.Abs(x); a == 0 || (a >= 1e-6 && a < 1e21) {
+			return strconv.AppendFloat(dst, x, 'f', -1, 64)
+		}
 		return strconv.AppendFloat(dst, x, 'g', -1, 64)
 	case bool:
 		return strconv.AppendBool(dst, x)

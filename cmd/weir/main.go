@@ -1,0 +1,43 @@
+// Command weir runs weir's stream processing jobs.
+//
+// Usage:
+//
+//	weir demo       run the built-in demo job and say what it did
+//	weir version    print version information
+//
+// Every subcommand has --help.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRootCommand().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "weir:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "weir",
+		Short: "weir is a stream processing engine over Apache Arrow",
+		Long: `weir runs streaming pipelines (read streams, transform and aggregate them
+over event-time windows, write the results exactly once) as one Go binary.
+Data moves as Apache Arrow record batches through vectorized kernels, and
+every epoch closes with an aligned checkpoint.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newDemoCommand(), newVersionCommand())
+	return root
+}
