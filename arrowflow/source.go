@@ -43,12 +43,12 @@ type SourceReader interface {
 	// (bounded sources only). Before returning a zero Batch, Next should
 	// wait for data, but not for long: about 100 ms at most, so that epoch
 	// barriers are not delayed (returning at once makes the runtime spin).
-	// A reader with no event time returns MinEventTime from Watermark;
-	// once all its splits are done it may return MaxEventTime.
 	Next(ctx context.Context) (Batch, error)
 	// Watermark is the reader's current watermark: the minimum over its
 	// active splits of each split's watermark (finished splits do not
-	// hold it back). The runtime emits MaxEventTime after EOF.
+	// hold it back; once all are done it may return MaxEventTime). A
+	// reader without event time returns MinEventTime. The runtime emits
+	// MaxEventTime after EOF in any case.
 	Watermark() EventTime
 	// Positions returns the position of every split after the last batch
 	// returned by Next. It is called between Next calls, when a barrier is
