@@ -2,6 +2,7 @@ package arrowflow
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -66,9 +67,7 @@ func (b Batch) Release() {
 // release and narrow independently.
 func (b Batch) Share() Batch {
 	b.Record.Retain()
-	if b.Sel != nil {
-		b.Sel = append([]int32(nil), b.Sel...)
-	}
+	b.Sel = slices.Clone(b.Sel) // keeps nil nil and empty empty
 	return b
 }
 

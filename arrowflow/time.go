@@ -79,7 +79,15 @@ func EventTimeColumn(schema *arrow.Schema) (int, bool) {
 }
 
 // TimestampToEventTime converts a value of an Arrow timestamp column of the
-// given unit to an EventTime.
+// given unit to an EventTime. Values beyond the range of EventTime (years
+// before 1678 or after 2262) saturate to MinEventTime or MaxEventTime.
 func TimestampToEventTime(v arrow.Timestamp, unit arrow.TimeUnit) EventTime {
-	return EventTime(int64(v) * int64(unit.Multiplier()))
+	mult := int64(unit.Multiplier())
+	switch {
+	case int64(v) > math.MaxInt64/mult:
+		return MaxEventTime
+	case int64(v) < math.MinInt64/mult:
+		return MinEventTime
+	}
+	return EventTime(int64(v) * mult)
 }

@@ -49,8 +49,19 @@ func ValueAt(arr arrow.Array, i int) any {
 	case *array.LargeBinary:
 		return append([]byte(nil), a.Value(i)...)
 	case *array.Timestamp:
-		unit := a.DataType().(*arrow.TimestampType).Unit
-		return time.Unix(0, int64(a.Value(i))*int64(unit.Multiplier())).UTC()
+		// Per unit, so that values beyond the nanosecond range (years
+		// before 1678 or after 2262, such as 9999-12-31) stay right.
+		v := int64(a.Value(i))
+		switch a.DataType().(*arrow.TimestampType).Unit {
+		case arrow.Second:
+			return time.Unix(v, 0).UTC()
+		case arrow.Millisecond:
+			return time.UnixMilli(v).UTC()
+		case arrow.Microsecond:
+			return time.UnixMicro(v).UTC()
+		default:
+			return time.Unix(0, v).UTC()
+		}
 	case *array.Date32:
 		return a.Value(i).ToTime()
 	case *array.Date64:

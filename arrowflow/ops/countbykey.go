@@ -16,7 +16,8 @@ import (
 // its state in a Go map, which is fine for the demo and the runtime's
 // tests; the columnar group-by of SQL jobs lives in kernels/.
 //
-// Its output schema is (key int64, count int64, sum float64), named after
+// Rows with a null key are not counted. Its output schema is (key int64,
+// count int64, sum float64), rows sorted by key, named after
 // Key and "count" and "sum_"+Value. It emits each key's totals when its
 // inputs end (bounded jobs); with EmitEvery > 0 it also emits the current
 // totals of the keys updated since the last emission every EmitEvery input

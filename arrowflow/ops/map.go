@@ -55,8 +55,14 @@ func MapRecords(fn RecordFunc) arrowflow.OperatorFactory {
 		}
 		defer rec.Release()
 		res, err := fn(rec, mem)
-		if err != nil || res == nil {
+		if err != nil {
+			if res != nil {
+				res.Release()
+			}
 			return arrowflow.Batch{}, err
+		}
+		if res == nil {
+			return arrowflow.Batch{}, nil
 		}
 		return arrowflow.NewBatch(res), nil
 	})

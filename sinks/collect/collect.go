@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/weirflow/weir/arrowflow"
@@ -25,6 +26,7 @@ type Sink struct {
 	done      map[stageKey]bool
 	committed [][]any
 	epochs    []uint64
+	epochSet  map[uint64]bool
 	aborted   int
 }
 
@@ -35,16 +37,20 @@ type stageKey struct {
 
 // New returns an empty collecting sink.
 func New() *Sink {
-	return &Sink{staged: make(map[stageKey][][]any), done: make(map[stageKey]bool)}
+	return &Sink{staged: make(map[stageKey][][]any), done: make(map[stageKey]bool), epochSet: make(map[uint64]bool)}
 }
 
-// Rows returns the committed rows, in commit order (subtask order within
-// an epoch). Each row holds one value per column, as arrowflow.ValueAt
-// converts it.
+// Rows returns a copy of the committed rows, in commit order (subtask
+// order within an epoch). Each row holds one value per column, as
+// arrowflow.ValueAt converts it.
 func (s *Sink) Rows() [][]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([][]any(nil), s.committed...)
+	out := make([][]any, len(s.committed))
+	for i, r := range s.committed {
+		out[i] = slices.Clone(r)
+	}
+	return out
 }
 
 // Epochs lists the epochs committed, in order.
@@ -93,10 +99,12 @@ func decodeKey(b []byte) (stageKey, error) {
 }
 
 // Commit implements arrowflow.Sink. It is idempotent per subtask and
-// epoch.
+// epoch, and all or nothing: every payload is checked before any row
+// becomes visible.
 func (s *Sink) Commit(_ context.Context, epoch uint64, payloads [][]byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var keys []stageKey
 	for _, p := range payloads {
 		if p == nil {
 			continue
@@ -111,15 +119,18 @@ func (s *Sink) Commit(_ context.Context, epoch uint64, payloads [][]byte) error 
 		if s.done[k] {
 			continue
 		}
-		rows, ok := s.staged[k]
-		if !ok {
+		if _, ok := s.staged[k]; !ok {
 			return fmt.Errorf("collect sink: no staged output for epoch %d subtask %d (it lives only in the memory of the process that wrote it)", k.epoch, k.subtask+1)
 		}
-		s.committed = append(s.committed, rows...)
+		keys = append(keys, k)
+	}
+	for _, k := range keys {
+		s.committed = append(s.committed, s.staged[k]...)
 		delete(s.staged, k)
 		s.done[k] = true
 	}
-	if len(s.epochs) == 0 || s.epochs[len(s.epochs)-1] != epoch {
+	if !s.epochSet[epoch] {
+		s.epochSet[epoch] = true
 		s.epochs = append(s.epochs, epoch)
 	}
 	return nil
