@@ -246,3 +246,57 @@ func TestRestoreWithAnotherParallelismIsExactlyOnce(t *testing.T) {
 		}
 	}
 }
+
+// When recording an epoch fails, nothing of that epoch is committed: the
+// job fails naming the epoch, and the sinks abort what they pre-committed.
+func TestRecorderFailureAbortsTheEpoch(t *testing.T) {
+	mem := checkedAlloc(t)
+	// Unbounded, fast enough that every 5 ms epoch has rows in each sink
+	// subtask (batches of 1024 rows arrive about every millisecond).
+	src, err := datagen.New(datagen.Config{Seed: 3, RowsPerSecond: 2_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := collect.New()
+	g := arrowflow.NewGraph("recorder-fails")
+	s := g.Source("gen", src, 2)
+	g.Sink("out", out, 2, arrowflow.Rebalance(s))
+	job, err := g.Plan(arrowflow.Options{
+		Allocator: mem, CheckpointInterval: 5 * time.Millisecond,
+		Recorder: arrowflow.EpochRecorderFunc(func(_ context.Context, cp *arrowflow.Checkpoint) error {
+			if cp.Epoch == 3 {
+				return errors.New("disk full")
+			}
+			return nil
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = job.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "record checkpoint of epoch 3: disk full") {
+		t.Fatalf("job error %v", err)
+	}
+	if e := out.Epochs(); len(e) != 2 || e[0] != 1 || e[1] != 2 {
+		t.Fatalf("committed epochs %v, want [1 2]", e)
+	}
+	if out.Staged() != 0 {
+		t.Fatalf("%d rows left staged", out.Staged())
+	}
+	if out.Aborted() == 0 {
+		t.Fatal("no pre-committed output of epoch 3 was aborted")
+	}
+	// The rows visible are exactly those of epochs 1 and 2: the positions
+	// of checkpoint 2 say how many rows the sources had emitted.
+	cp := job.LatestCheckpoint()
+	in := emittedRows(t, 8, cp.Sources["gen"])
+	want := 0
+	for r := int64(0); r < 1<<22; r++ {
+		if in(r) {
+			want++
+		}
+	}
+	if got := len(out.Rows()); got != want {
+		t.Fatalf("sink shows %d rows, checkpoint 2 positions imply %d", got, want)
+	}
+}
