@@ -33,6 +33,7 @@ type edgeWriter struct {
 	hashes []uint64
 	dest   []int32
 	counts []int
+	sels   [][]int32
 }
 
 func (w *edgeWriter) emit(b Batch) error {
@@ -100,8 +101,11 @@ func (w *edgeWriter) emitKeyed(b Batch) error {
 		dest[k] = d
 		w.counts[d]++
 	}
-	sels := make([][]int32, p)
+	// Each consumer takes ownership of its selection vector, so those are
+	// new per batch; the slice of them is scratch.
+	sels := w.sels
 	for d, c := range w.counts {
+		sels[d] = nil
 		if c > 0 {
 			sels[d] = make([]int32, 0, c)
 		}
@@ -113,6 +117,7 @@ func (w *edgeWriter) emitKeyed(b Batch) error {
 		if sel == nil {
 			continue
 		}
+		sels[d] = nil // the consumer owns it now
 		b.Record.Retain()
 		t := w.targets[d]
 		if err := t.gate.push(t.ch, Message{Kind: KindBatch, Batch: Batch{Record: b.Record, Sel: sel}}); err != nil {
@@ -142,6 +147,7 @@ func (w *edgeWriter) resolveKeys(rec arrow.RecordBatch) error {
 	w.schema, w.keyIdx = schema, idx
 	w.cols = make([]arrow.Array, len(idx))
 	w.counts = make([]int, len(w.targets))
+	w.sels = make([][]int32, len(w.targets))
 	return nil
 }
 

@@ -12,18 +12,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/internal/testutil"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// checkedAlloc returns an allocator that fails the test if any byte is
-// still allocated when the test ends.
-func checkedAlloc(t testing.TB) *memory.CheckedAllocator {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	return mem
-}
+// checkedAlloc is a checked allocator: the test fails if anything is left.
+var checkedAlloc = testutil.CheckedAllocator
 
 // replaySource emits the same record over and over from every split: a
 // source with no cost of its own, for runtime benchmarks and backpressure

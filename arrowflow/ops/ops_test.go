@@ -13,15 +13,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/arrowflow/ops"
+	"github.com/weirflow/weir/internal/testutil"
 	"github.com/weirflow/weir/kernels"
 	"github.com/weirflow/weir/state"
 )
 
-func newMem(t testing.TB) *memory.CheckedAllocator {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	return mem
-}
+// newMem is a checked allocator: the test fails if anything is left.
+var newMem = testutil.CheckedAllocator
 
 // emitter collects an operator's output. Its batches are released when
 // the test ends (before the allocator is checked, if the emitter was made

@@ -13,17 +13,15 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/internal/testutil"
 	"github.com/weirflow/weir/sinks/blackhole"
 	"github.com/weirflow/weir/sources/datagen"
 )
 
 var ctx = context.Background()
 
-func newMem(t testing.TB) *memory.CheckedAllocator {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	return mem
-}
+// newMem is a checked allocator: the test fails if anything is left.
+var newMem = testutil.CheckedAllocator
 
 func int64Record(mem memory.Allocator, n int) arrow.RecordBatch {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)

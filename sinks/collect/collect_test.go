@@ -16,19 +16,15 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/arrowflow/ops"
+	"github.com/weirflow/weir/internal/testutil"
 	"github.com/weirflow/weir/sinks/collect"
 	"github.com/weirflow/weir/sources/datagen"
 )
 
 var ctx = context.Background()
 
-// newMem returns an allocator that fails the test if anything is still
-// allocated when it ends.
-func newMem(t testing.TB) *memory.CheckedAllocator {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	return mem
-}
+// newMem is a checked allocator: the test fails if anything is left.
+var newMem = testutil.CheckedAllocator
 
 var rowSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "id", Type: arrow.PrimitiveTypes.Int64},

@@ -18,17 +18,15 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/internal/testutil"
 	printsink "github.com/weirflow/weir/sinks/print"
 	"github.com/weirflow/weir/sources/datagen"
 )
 
 var ctx = context.Background()
 
-func newMem(t testing.TB) *memory.CheckedAllocator {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	return mem
-}
+// newMem is a checked allocator: the test fails if anything is left.
+var newMem = testutil.CheckedAllocator
 
 const timeLayout = "2006-01-02 15:04:05.000"
 

@@ -13,15 +13,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/internal/testutil"
 )
 
-// newMem returns a checked allocator that fails t if anything is left
-// allocated at the end of the test.
-func newMem(t testing.TB) *memory.CheckedAllocator {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	return mem
-}
+// newMem is a checked allocator: the test fails if anything is left.
+var newMem = testutil.CheckedAllocator
 
 func mustNew(t testing.TB, cfg Config) *Source {
 	t.Helper()
