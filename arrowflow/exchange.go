@@ -5,7 +5,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/weirflow/weir/kernels"
-	"github.com/weirflow/weir/state"
 )
 
 // target is one consumer channel: a gate and the channel index in it.
@@ -30,9 +29,7 @@ type edgeWriter struct {
 	schema *arrow.Schema
 	keyIdx []int
 	cols   []arrow.Array
-	hashes []uint64
-	dest   []int32
-	counts []int
+	part   *kernels.Partitioner
 	sels   [][]int32
 }
 
@@ -86,33 +83,27 @@ func (w *edgeWriter) emitKeyed(b Batch) error {
 	for i, k := range w.keyIdx {
 		w.cols[i] = b.Record.Column(k)
 	}
-	if cap(w.hashes) < n {
-		w.hashes = make([]uint64, n)
-		w.dest = make([]int32, n)
+	if w.part == nil {
+		part, err := kernels.NewPartitioner(w.maxPar, len(w.targets))
+		if err != nil {
+			return fmt.Errorf("edge %s: %w", w.edge, err)
+		}
+		w.part = part
 	}
-	hashes, dest := w.hashes[:n], w.dest[:n]
-	if err := kernels.HashColumns(w.cols, b.Sel, hashes); err != nil {
+	_, counts, err := w.part.Assign(w.cols, b.Sel)
+	if err != nil {
 		return fmt.Errorf("edge %s: %w", w.edge, err)
 	}
-	p := len(w.targets)
-	clear(w.counts)
-	for k, h := range hashes {
-		d := int32(state.SubtaskOf(state.KeyGroupOf(h, w.maxPar), w.maxPar, p))
-		dest[k] = d
-		w.counts[d]++
-	}
 	// Each consumer takes ownership of its selection vector, so those are
-	// new per batch; the slice of them is scratch.
+	// new per batch, sized exactly; the slice of them is scratch.
 	sels := w.sels
-	for d, c := range w.counts {
+	for d, c := range counts {
 		sels[d] = nil
 		if c > 0 {
 			sels[d] = make([]int32, 0, c)
 		}
 	}
-	for k, d := range dest {
-		sels[d] = append(sels[d], int32(b.Row(k)))
-	}
+	w.part.Split(b.Sel, sels)
 	for d, sel := range sels {
 		if sel == nil {
 			continue
@@ -146,7 +137,6 @@ func (w *edgeWriter) resolveKeys(rec arrow.RecordBatch) error {
 	}
 	w.schema, w.keyIdx = schema, idx
 	w.cols = make([]arrow.Array, len(idx))
-	w.counts = make([]int, len(w.targets))
 	w.sels = make([][]int32, len(w.targets))
 	return nil
 }

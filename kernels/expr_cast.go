@@ -17,11 +17,11 @@ type castFn func(c *castNode, in, out *vec, sel []int32, n int) error
 // castNode evaluates CAST and TRY_CAST.
 type castNode struct {
 	nodeBase
-	arg  node
-	to   arrow.DataType // as requested; dt is its evaluator type
-	try  bool
-	fn   castFn
-	s    scratch
+	arg node
+	to  arrow.DataType // as requested; dt is its evaluator type
+	try bool
+	fn  castFn
+	s   scratch
 }
 
 // errCastRow is returned by a castFn for a value it cannot convert; the
@@ -259,13 +259,22 @@ func castIntInt(to arrow.DataType) castFn {
 
 func castIntFloat(c *castNode, in, out *vec, sel []int32, n int) error {
 	out.f64 = grow(out.f64, n)
-	f := out.f64
 	if in.kind == kindInt32 {
-		forSel(sel, n, func(r int32) { f[r] = float64(in.i32[r]) })
+		widen(&out.f64, in.i32, sel, n)
 	} else {
-		forSel(sel, n, func(r int32) { f[r] = float64(in.i64[r]) })
+		f := out.f64
+		if sel == nil {
+			for i, x := range in.i64[:n] {
+				f[i] = float64(x)
+			}
+		} else {
+			for _, r := range sel {
+				f[r] = float64(in.i64[r])
+			}
+		}
 	}
 	if c.to.ID() == arrow.FLOAT32 {
+		f := out.f64
 		forSel(sel, n, func(r int32) { f[r] = float64(float32(f[r])) })
 	}
 	return nil

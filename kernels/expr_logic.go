@@ -65,10 +65,11 @@ func compileAndOr(c *compiler, call *CallExpr, args []node) (node, error) {
 // logicNode is a binary AND or OR with short-circuit evaluation.
 type logicNode struct {
 	nodeBase
-	op     logicOp
-	a, b   node
-	s      scratch
-	bsel   []int32 // rows whose right side is evaluated
+	op      logicOp
+	a, b    node
+	s       scratch
+	bsel    []int32 // rows whose right side is evaluated
+	noNulls []bool  // all false
 }
 
 func newLogic(src Expr, op logicOp, a, b node) node {
@@ -80,62 +81,95 @@ func (n *logicNode) eval(ctx *evalCtx, sel []int32) (*vec, error) {
 	if err != nil {
 		return nil, err
 	}
-	// decided is the value that settles the result on its own: FALSE for
-	// AND, TRUE for OR.
-	decided := n.op == logicOr
+	// dec is the value that settles the result on its own: FALSE for AND,
+	// TRUE for OR.
+	dec := n.op == logicOr
+	decU := b2u8(dec)
 	out := &n.s.out
 	out.typ, out.kind = n.dt, kindBool
 	out.b = grow(out.b, ctx.n)
-	// Rows the left side does not settle go to the right side.
-	n.bsel = n.bsel[:0]
-	settled := 0
-	forSel(sel, ctx.n, func(r int32) {
-		if !a.isNull(r) && a.b[r] == decided {
-			settled++
-		} else {
-			n.bsel = append(n.bsel, r)
-		}
-	})
-	var b *vec
-	bsel := n.bsel
-	if settled == 0 {
-		bsel = sel // the same rows: keep the dense fast path when sel is nil
+	an := n.nullsOf(a, ctx.n)
+	// Rows the left side does not settle go to the right side; the loops
+	// are branch-free (see Filter.Select).
+	rows := ctx.n
+	if sel != nil {
+		rows = len(sel)
 	}
-	if len(n.bsel) > 0 {
-		if b, err = n.b.eval(ctx, bsel); err != nil {
+	n.bsel = grow(n.bsel, rows)
+	k := 0
+	if sel == nil {
+		ab, an := a.b[:ctx.n], an[:ctx.n]
+		for r := range ab {
+			n.bsel[k] = int32(r)
+			k += int(1 ^ (^b2u8(an[r]) & 1 & (b2u8(ab[r]) ^ decU ^ 1)))
+		}
+	} else {
+		for _, r := range sel {
+			n.bsel[k] = r
+			k += int(1 ^ (^b2u8(an[r]) & 1 & (b2u8(a.b[r]) ^ decU ^ 1)))
+		}
+	}
+	bsel := n.bsel[:k]
+	settled := rows - k
+	var b *vec
+	if k > 0 {
+		evalSel := bsel
+		if settled == 0 {
+			evalSel = sel // the same rows: keep the dense path when sel is nil
+		}
+		if b, err = n.b.eval(ctx, evalSel); err != nil {
 			return nil, err
 		}
 	}
-	if a.nulls == nil && (b == nil || b.nulls == nil) {
+	if settled > 0 {
+		forSel(sel, ctx.n, func(r int32) { out.b[r] = dec })
+	}
+	if b == nil {
 		out.nulls = nil
-		if b == nil {
-			forSel(sel, ctx.n, func(r int32) { out.b[r] = decided })
-			return out, nil
+		if a.nulls != nil {
+			nulls := out.setNulls(&n.s.nulls, ctx.n)
+			forSel(sel, ctx.n, func(r int32) { nulls[r] = false })
 		}
+		return out, nil
+	}
+	if a.nulls == nil && b.nulls == nil {
+		// Left is the non-deciding value on every row of bsel: the result
+		// is the right side.
+		out.nulls = nil
 		if settled == 0 {
 			copySel(out.b, b.b, sel, ctx.n)
-			return out, nil
-		}
-		forSel(sel, ctx.n, func(r int32) { out.b[r] = decided })
-		for _, r := range n.bsel {
-			out.b[r] = b.b[r]
+		} else {
+			for _, r := range bsel {
+				out.b[r] = b.b[r]
+			}
 		}
 		return out, nil
 	}
 	nulls := out.setNulls(&n.s.nulls, ctx.n)
-	forSel(sel, ctx.n, func(r int32) { out.b[r], nulls[r] = decided, false })
-	for _, r := range n.bsel {
-		// Left is NULL or the non-deciding value.
-		switch {
-		case !b.isNull(r) && b.b[r] == decided:
-			out.b[r], nulls[r] = decided, false
-		case a.isNull(r) || b.isNull(r):
-			nulls[r] = true
-		default:
-			out.b[r] = !decided
-		}
+	if settled > 0 {
+		forSel(sel, ctx.n, func(r int32) { nulls[r] = false })
+	}
+	bn := n.nullsOf(b, ctx.n)
+	for _, r := range bsel {
+		// bd: the right side settles it; otherwise NULL if either side
+		// is NULL, else the non-deciding value.
+		bd := ^b2u8(bn[r]) & 1 & (b2u8(b.b[r]) ^ decU ^ 1)
+		out.b[r] = bd^decU^1 != 0
+		nulls[r] = (bd^1)&(b2u8(an[r])|b2u8(bn[r])) != 0
 	}
 	return out, nil
+}
+
+// nullsOf returns v's null flags, or a reused all-false slice when v has
+// none, so that loops need no variant without nulls.
+func (n *logicNode) nullsOf(v *vec, rows int) []bool {
+	if v.nulls != nil {
+		return v.nulls
+	}
+	if len(n.noNulls) < rows {
+		n.noNulls = make([]bool, rows)
+	}
+	return n.noNulls
 }
 
 type notNode struct {

@@ -39,41 +39,54 @@ func (f *Filter) Select(rec arrow.RecordBatch, sel []int32, dst []int32) ([]int3
 		return nil, err
 	}
 	n := f.prog.ctx.n
-	if dst == nil {
-		// Never return nil: a nil selection means "every row".
-		dst = make([]int32, 0, 64)
+	rows := n
+	if sel != nil {
+		rows = len(sel)
 	}
-	dst = dst[:0]
+	if dst == nil || cap(dst) < rows { // never nil: a nil selection means "every row"
+		dst = make([]int32, 0, max(rows, 64))
+	}
 	if v.kind != kindBool { // an untyped NULL predicate
-		return dst, nil
+		return dst[:0], nil
 	}
+	// Branch-free: every row is written, and the write position advances
+	// only past kept rows, so no branch mispredicts at 50% selectivity.
+	out := dst[:rows]
+	k := 0
 	b := v.b
 	switch {
 	case sel == nil && v.nulls == nil:
 		for r, ok := range b[:n] {
-			if ok {
-				dst = append(dst, int32(r))
-			}
+			out[k] = int32(r)
+			k += int(b2u8(ok))
 		}
 	case sel == nil:
 		nulls := v.nulls[:n]
 		for r, ok := range b[:n] {
-			if ok && !nulls[r] {
-				dst = append(dst, int32(r))
-			}
+			out[k] = int32(r)
+			k += int(b2u8(ok) &^ b2u8(nulls[r]))
 		}
 	case v.nulls == nil:
 		for _, r := range sel {
-			if b[r] {
-				dst = append(dst, r)
-			}
+			out[k] = r
+			k += int(b2u8(b[r]))
 		}
 	default:
 		for _, r := range sel {
-			if b[r] && !v.nulls[r] {
-				dst = append(dst, r)
-			}
+			out[k] = r
+			k += int(b2u8(b[r]) &^ b2u8(v.nulls[r]))
 		}
 	}
+	dst = out[:k]
 	return dst, nil
+}
+
+// b2u8 converts a bool to 0 or 1 without a branch (the compiler emits a
+// SETcc for this pattern).
+func b2u8(b bool) uint8 {
+	var x uint8
+	if b {
+		x = 1
+	}
+	return x
 }

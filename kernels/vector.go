@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -140,16 +141,13 @@ func loadColumn(col arrow.Array, sel []int32, s *scratch) (*vec, error) {
 	v.nulls = nil
 	if col.NullN() > 0 {
 		nulls := v.setNulls(&s.nulls, n)
-		bits, off := col.NullBitmapBytes(), col.Data().Offset()
-		forSel(sel, n, func(r int32) { nulls[r] = !bitutil.BitIsSet(bits, off+int(r)) })
+		bitsToBools(col.NullBitmapBytes(), col.Data().Offset(), sel, nulls, true)
 	}
 	data := col.Data()
 	switch c := col.(type) {
 	case *array.Boolean:
 		v.b = grow(v.b, n)
-		bits, off := data.Buffers()[1].Bytes(), data.Offset()
-		b := v.b
-		forSel(sel, n, func(r int32) { b[r] = bitutil.BitIsSet(bits, off+int(r)) })
+		bitsToBools(data.Buffers()[1].Bytes(), data.Offset(), sel, v.b, false)
 	case *array.Int32:
 		v.i32 = c.Int32Values()
 	case *array.Date32:
@@ -206,6 +204,80 @@ func loadColumn(col arrow.Array, sel []int32, s *scratch) (*vec, error) {
 	return v, nil
 }
 
+// bitTable[b] holds the 8 bits of byte b as bools, least significant
+// first; notBitTable the negations (validity bits to null flags).
+var bitTable, notBitTable = func() (t, nt [256][8]bool) {
+	for b := range 256 {
+		for j := range 8 {
+			t[b][j] = b&(1<<j) != 0
+			nt[b][j] = !t[b][j]
+		}
+	}
+	return
+}()
+
+// bitsToBools decodes the bits of an Arrow bitmap starting at bit offset
+// off into out (negated when not is set), for the selected rows; with
+// sel nil, for all len(out) rows, a byte (8 rows) at a time when the
+// offset is byte-aligned.
+func bitsToBools(bits []byte, off int, sel []int32, out []bool, not bool) {
+	if sel != nil {
+		for _, r := range sel {
+			i := off + int(r)
+			out[r] = (bits[i>>3]&(1<<(i&7)) != 0) != not
+		}
+		return
+	}
+	n := len(out)
+	r := 0
+	if off&7 == 0 {
+		table := &bitTable
+		if not {
+			table = &notBitTable
+		}
+		src := bits[off>>3:]
+		for ; r+8 <= n; r += 8 {
+			*(*[8]bool)(out[r : r+8]) = table[src[r>>3]]
+		}
+	}
+	for ; r < n; r++ {
+		i := off + r
+		out[r] = (bits[i>>3]&(1<<(i&7)) != 0) != not
+	}
+}
+
+// boolsToBits packs the selected flags of src (negated when not is set)
+// densely into the bitmap dst and returns how many packed bits are clear.
+func boolsToBits(dst []byte, src []bool, sel []int32, n int, not bool) int {
+	clear(dst)
+	flip := b2u8(not)
+	zeros := 0
+	if sel == nil {
+		src = src[:n]
+		k := 0
+		for ; k+8 <= n; k += 8 {
+			var x uint8
+			for j := range 8 {
+				x |= (b2u8(src[k+j]) ^ flip) << j
+			}
+			dst[k>>3] = x
+			zeros += 8 - bits.OnesCount8(x)
+		}
+		for ; k < n; k++ {
+			bit := b2u8(src[k]) ^ flip
+			dst[k>>3] |= bit << (k & 7)
+			zeros += int(1 - bit)
+		}
+		return zeros
+	}
+	for k, r := range sel {
+		bit := b2u8(src[r]) ^ flip
+		dst[k>>3] |= bit << (k & 7)
+		zeros += int(1 - bit)
+	}
+	return zeros
+}
+
 func widen[D int32 | int64 | float64, S int8 | int16 | int32 | uint8 | uint16 | uint32 | float32](dst *[]D, src []S, sel []int32, n int) {
 	*dst = grow(*dst, n)
 	out := *dst
@@ -252,17 +324,7 @@ func (v *vec) toArray(mem memory.Allocator, sel []int32, n int) arrow.Array {
 	if v.nulls != nil {
 		validity = memory.NewResizableBuffer(mem)
 		validity.Resize(int(bitutil.BytesForBits(int64(rows))))
-		bits := validity.Bytes()
-		clear(bits)
-		k := 0
-		forSel(sel, n, func(r int32) {
-			if v.nulls[r] {
-				nullCount++
-			} else {
-				bitutil.SetBit(bits, k)
-			}
-			k++
-		})
+		nullCount = boolsToBits(validity.Bytes(), v.nulls, sel, n, true)
 		if nullCount == 0 {
 			validity.Release()
 			validity = nil
@@ -273,15 +335,7 @@ func (v *vec) toArray(mem memory.Allocator, sel []int32, n int) arrow.Array {
 	case kindBool:
 		vals := memory.NewResizableBuffer(mem)
 		vals.Resize(int(bitutil.BytesForBits(int64(rows))))
-		bits := vals.Bytes()
-		clear(bits)
-		k := 0
-		forSel(sel, n, func(r int32) {
-			if v.b[r] {
-				bitutil.SetBit(bits, k)
-			}
-			k++
-		})
+		boolsToBits(vals.Bytes(), v.b, sel, n, false)
 		bufs = []*memory.Buffer{validity, vals}
 	case kindInt32:
 		bufs = []*memory.Buffer{validity, gatherFixed(mem, v.i32, sel, n)}

@@ -1,6 +1,10 @@
 package state
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/weirflow/weir/kernels"
+)
 
 // DefaultMaxParallelism is the number of key groups a job uses when none is
 // configured. It bounds the parallelism a keyed operator can ever be
@@ -28,19 +32,20 @@ func (r KeyGroupRange) Overlaps(o KeyGroupRange) bool {
 // String formats the range as "[start, end)".
 func (r KeyGroupRange) String() string { return fmt.Sprintf("[%d, %d)", r.Start, r.End) }
 
-// KeyGroupOf maps a 64-bit key hash to its key group in [0, maxParallelism).
+// KeyGroupOf maps a 64-bit key hash to its key group in [0, maxParallelism)
+// (the mapping lives in kernels, next to the hash it depends on).
 //
 // It uses the hash's high 32 bits (multiply-shift range reduction), so that
 // hash tables inside a subtask, which index by the low bits of the same
 // hash, do not see every key of a subtask share a few low-bit patterns.
 func KeyGroupOf(hash uint64, maxParallelism int) int {
-	return int(((hash >> 32) * uint64(maxParallelism)) >> 32)
+	return kernels.KeyGroupOf(hash, maxParallelism)
 }
 
 // SubtaskOf returns the subtask, out of parallelism, that owns key group kg.
 // Key groups are assigned to subtasks in contiguous ranges.
 func SubtaskOf(kg, maxParallelism, parallelism int) int {
-	return kg * parallelism / maxParallelism
+	return kernels.SubtaskOfKeyGroup(kg, maxParallelism, parallelism)
 }
 
 // RangeOf returns the key groups owned by subtask out of parallelism. The
