@@ -8,11 +8,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/spf13/cobra"
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/arrowflow/ops"
+	"github.com/weirflow/weir/kernels"
 	"github.com/weirflow/weir/sinks/collect"
 	"github.com/weirflow/weir/sinks/print"
 	"github.com/weirflow/weir/sources/datagen"
@@ -84,9 +84,7 @@ func runDemo(cmd *cobra.Command, o demoOptions) error {
 	totals := collect.New()
 	g := arrowflow.NewGraph("demo")
 	gen := g.Source("generate", src, o.parallelism)
-	keep := g.Operator("drop-null-prices", ops.Filter(func(rec arrow.RecordBatch, i int) bool {
-		return rec.Column(3).IsValid(i)
-	}), o.parallelism, arrowflow.Forward(gen))
+	keep := g.Operator("drop-null-prices", ops.Where(kernels.IsNotNull(kernels.Col("price"))), o.parallelism, arrowflow.Forward(gen))
 	count := g.Operator("count-per-key", ops.CountByKey{Key: "key", Value: "price"}.Factory(), o.parallelism,
 		arrowflow.KeyBy(keep, "key"))
 	top := g.Operator("top-keys", ops.TopN{By: "count", TieBreak: "key", N: o.top}.Factory(), 1,
