@@ -298,22 +298,15 @@ func findBad(sel []int32, n int, nulls []bool, bad func(r int32) bool) int32 {
 	return found
 }
 
-// arithInt32 computes in 64 bits and checks that results fit in 32.
+// arithInt32 computes in 64 bits and checks that results fit in 32: the
+// flag collects the bits lost by truncation, and only when it is raised
+// does a second pass look for the culprit among the non-null rows.
 func arithInt32(op arithOp, a, b, out []int32, nulls []bool, sel []int32, n int) int32 {
-	bad := int32(-1)
-	fits := true
-	calc := func(r int32) {
-		x, y := int64(a[r]), int64(b[r])
-		var s int64
-		switch op {
-		case opAdd:
-			s = x + y
-		case opSub:
-			s = x - y
-		case opMul:
-			s = x * y
-		case opDiv, opMod:
-			if y == 0 {
+	if op == opDiv || op == opMod {
+		bad := int32(-1)
+		forSel(sel, n, func(r int32) {
+			x, y := int64(a[r]), int64(b[r])
+			if y == 0 || (op == opDiv && y == -1 && x == math.MinInt32) {
 				if bad < 0 && (nulls == nil || !nulls[r]) {
 					bad = r
 				}
@@ -321,36 +314,73 @@ func arithInt32(op arithOp, a, b, out []int32, nulls []bool, sel []int32, n int)
 				return
 			}
 			if op == opDiv {
-				s = x / y
+				out[r] = int32(x / y)
 			} else {
-				s = x % y
+				out[r] = int32(x % y)
 			}
-		}
-		out[r] = int32(s)
-		if int64(int32(s)) != s {
-			fits = false
-		}
-	}
-	forSel(sel, n, calc)
-	if bad >= 0 {
+		})
 		return bad
 	}
-	if !fits {
-		return findBad(sel, n, nulls, func(r int32) bool {
-			x, y := int64(a[r]), int64(b[r])
-			var s int64
-			switch op {
-			case opAdd:
-				s = x + y
-			case opSub:
-				s = x - y
-			case opMul:
-				s = x * y
-			case opDiv:
-				s = x / y
-			case opMod:
-				s = x % y
+	calc := func(x, y int64) int64 {
+		switch op {
+		case opAdd:
+			return x + y
+		case opSub:
+			return x - y
+		}
+		return x * y
+	}
+	var flag int64
+	switch op {
+	case opAdd:
+		if sel == nil {
+			a, b, out = a[:n], b[:n], out[:n]
+			for i := range out {
+				s := int64(a[i]) + int64(b[i])
+				out[i] = int32(s)
+				flag |= s ^ int64(int32(s))
 			}
+		} else {
+			for _, r := range sel {
+				s := int64(a[r]) + int64(b[r])
+				out[r] = int32(s)
+				flag |= s ^ int64(int32(s))
+			}
+		}
+	case opSub:
+		if sel == nil {
+			a, b, out = a[:n], b[:n], out[:n]
+			for i := range out {
+				s := int64(a[i]) - int64(b[i])
+				out[i] = int32(s)
+				flag |= s ^ int64(int32(s))
+			}
+		} else {
+			for _, r := range sel {
+				s := int64(a[r]) - int64(b[r])
+				out[r] = int32(s)
+				flag |= s ^ int64(int32(s))
+			}
+		}
+	case opMul:
+		if sel == nil {
+			a, b, out = a[:n], b[:n], out[:n]
+			for i := range out {
+				s := int64(a[i]) * int64(b[i])
+				out[i] = int32(s)
+				flag |= s ^ int64(int32(s))
+			}
+		} else {
+			for _, r := range sel {
+				s := int64(a[r]) * int64(b[r])
+				out[r] = int32(s)
+				flag |= s ^ int64(int32(s))
+			}
+		}
+	}
+	if flag != 0 {
+		return findBad(sel, n, nulls, func(r int32) bool {
+			s := calc(int64(a[r]), int64(b[r]))
 			return int64(int32(s)) != s
 		})
 	}
