@@ -37,6 +37,17 @@ func badCast(row int32, format string, args ...any) error {
 	return &castRowError{row: row, msg: fmt.Sprintf(format, args...)}
 }
 
+// fail records that row r cannot be converted: under TRY_CAST the row
+// becomes NULL and conversion goes on (nil is returned), otherwise the
+// row's error is returned.
+func (c *castNode) fail(out *vec, r int32, format string, args ...any) error {
+	if c.try {
+		out.nulls[r] = true
+		return nil
+	}
+	return badCast(r, format, args...)
+}
+
 func (n *castNode) eval(ctx *evalCtx, sel []int32) (*vec, error) {
 	in, err := n.arg.eval(ctx, sel)
 	if err != nil {
@@ -244,7 +255,7 @@ func castIntInt(to arrow.DataType) castFn {
 			}
 			x := readInt(in, r)
 			if x < lo || x > hi {
-				err = badCast(r, "value %d out of range for %s", x, to)
+				err = c.fail(out, r, "value %d out of range for %s", x, to)
 				return
 			}
 			if out.kind == kindInt32 {
@@ -313,7 +324,7 @@ func castFloatInt(to arrow.DataType) castFn {
 			// float64(hi) may round up to 2^63; the comparison with >= keeps
 			// 2^63 itself out of int64.
 			if f != f || f < float64(lo) || f >= float64(hi)+1 || (hi == math.MaxInt64 && f >= math.MaxInt64) {
-				err = badCast(r, "value %v out of range for %s", in.f64[r], to)
+				err = c.fail(out, r, "value %v out of range for %s", in.f64[r], to)
 				return
 			}
 			if out.kind == kindInt32 {
@@ -416,7 +427,7 @@ func castTemporal(from, to arrow.DataType) castFn {
 				m := fromN / toN
 				y = x * m
 				if x != 0 && (y/m != x) {
-					err = badCast(r, "value %d of %s out of range for %s", x, from, to)
+					err = c.fail(out, r, "value %d of %s out of range for %s", x, from, to)
 					return
 				}
 			} else {
@@ -428,7 +439,7 @@ func castTemporal(from, to arrow.DataType) castFn {
 			}
 			if out.kind == kindInt32 {
 				if y < math.MinInt32 || y > math.MaxInt32 {
-					err = badCast(r, "value %d of %s out of range for %s", x, from, to)
+					err = c.fail(out, r, "value %d of %s out of range for %s", x, from, to)
 					return
 				}
 				out.i32[r] = int32(y)

@@ -366,7 +366,11 @@ func (c *refCompiler) call(e *CallExpr) (rt, refFn) {
 		}
 	}
 	if f, ok := c.extra[e.Func]; ok {
-		return rt{k: '?'}, func(row int) (any, error) {
+		t, known := extraRefType(e.Func, types)
+		if !known {
+			t = rt{k: '?'}
+		}
+		return t, func(row int) (any, error) {
 			args := make([]any, len(fns))
 			for i, g := range fns {
 				v, err := g(row)
