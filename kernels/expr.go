@@ -9,7 +9,7 @@ import (
 )
 
 // Expr is a node of a scalar expression tree. Build trees with the
-// constructors (Col, Lit, Add, Eq, And, Case, Cast, Like, ...) or by
+// constructors (Col, Lit, Add, Eq, And, Case, Cast, Like, Extract, ...) or by
 // filling the node structs directly, then compile them against a schema
 // with Compile, CompileFilter or CompileProjection.
 //
@@ -302,3 +302,40 @@ func Cast(a Expr, to arrow.DataType) Expr { return &CastExpr{Arg: a, To: to} }
 // TryCast converts a to type to; a value that cannot be converted becomes
 // NULL.
 func TryCast(a Expr, to arrow.DataType) Expr { return &CastExpr{Arg: a, To: to, Try: true} }
+
+// Functions (see docs/kernels.md for their exact semantics). Every function
+// is also reachable by name through Call.
+
+// Coalesce is the first non-NULL argument.
+func Coalesce(args ...Expr) Expr { return Call("coalesce", args...) }
+
+// Like is s LIKE pattern, with % and _ wildcards; pattern is a constant.
+func Like(s Expr, pattern string) Expr { return Call("like", s, Lit(pattern)) }
+
+// Concat joins strings; NULL if any argument is NULL.
+func Concat(args ...Expr) Expr { return Call("concat", args...) }
+
+// Lower converts s to lower case.
+func Lower(s Expr) Expr { return Call("lower", s) }
+
+// Upper converts s to upper case.
+func Upper(s Expr) Expr { return Call("upper", s) }
+
+// Substring is SUBSTRING(s FROM start FOR length), 1-based, in characters.
+func Substring(s, start, length Expr) Expr { return Call("substring", s, start, length) }
+
+// CharLength is the number of characters of s.
+func CharLength(s Expr) Expr { return Call("char_length", s) }
+
+// FloorTime is FLOOR(ts TO unit), unit one of MILLISECOND, SECOND, MINUTE,
+// HOUR, DAY, WEEK, MONTH, QUARTER, YEAR.
+func FloorTime(ts Expr, unit string) Expr { return Call("floor_time", ts, Lit(unit)) }
+
+// Extract is EXTRACT(unit FROM ts), unit one of YEAR, QUARTER, MONTH,
+// WEEK, DAY, DOW, DOY, HOUR, MINUTE, SECOND, MILLISECOND, MICROSECOND,
+// EPOCH.
+func Extract(unit string, ts Expr) Expr { return Call("extract", Lit(unit), ts) }
+
+// DateFormat formats ts with a Java DateTimeFormatter-style pattern such
+// as "yyyy-MM-dd HH:mm:ss".
+func DateFormat(ts Expr, pattern string) Expr { return Call("date_format", ts, Lit(pattern)) }

@@ -631,3 +631,31 @@ func TestFilterSteadyStateAllocs(t *testing.T) {
 		}
 	}
 }
+
+func TestFunctionConstructors(t *testing.T) {
+	cases := map[string]Expr{
+		"coalesce":    Coalesce(Col("s"), Lit("x")),
+		"like":        Like(Col("s"), "a%"),
+		"concat":      Concat(Col("s"), Col("ls")),
+		"lower":       Lower(Col("s")),
+		"upper":       Upper(Col("s")),
+		"substring":   Substring(Col("s"), Lit(2), Lit(3)),
+		"char_length": CharLength(Col("s")),
+		"floor_time":  FloorTime(Col("ts"), "HOUR"),
+		"extract":     Extract("DOW", Col("ts")),
+		"date_format": DateFormat(Col("ts"), "yyyy-MM-dd"),
+	}
+	for fn, e := range cases {
+		if c, ok := e.(*CallExpr); !ok || c.Func != fn {
+			t.Errorf("%s builds %s", fn, e)
+		}
+		if _, err := Compile(e, exprSchema); err != nil {
+			t.Errorf("%s: %v", fn, err)
+		}
+	}
+	for _, name := range FuncNames() {
+		if _, ok := funcs[name]; !ok {
+			t.Errorf("FuncNames lists unknown %q", name)
+		}
+	}
+}
