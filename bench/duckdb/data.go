@@ -34,10 +34,15 @@ func (d *dataset) release() {
 	d.batches = nil
 }
 
+// scatter maps [0, K) one to one onto keys spread over the whole int64
+// range (multiplication by an odd constant is a bijection modulo 2^64).
+const scatter = 0x9E3779B97F4A7C15
+
 // generate makes rows rows in batches of at most batch rows, with k
-// uniform in [0, keys) and v uniform in [0, maxValue). The data depends only
-// on seed, keys, rows and batch.
-func generate(mem memory.Allocator, seed uint64, keys, rows int64, batch int) *dataset {
+// uniform in [0, keys) (scattered over int64 when sparse is set) and v
+// uniform in [0, maxValue). The data depends only on seed, keys, rows,
+// batch and sparse.
+func generate(mem memory.Allocator, seed uint64, keys, rows int64, batch int, sparse bool) *dataset {
 	rng := rand.New(rand.NewPCG(seed, uint64(keys)))
 	d := &dataset{rows: rows}
 	kb := array.NewInt64Builder(mem)
@@ -50,6 +55,9 @@ func generate(mem memory.Allocator, seed uint64, keys, rows int64, batch int) *d
 		n := int(min(int64(batch), rows-done))
 		for i := range n {
 			ks[i] = rng.Int64N(keys)
+			if sparse {
+				ks[i] = int64(uint64(ks[i]) * scatter)
+			}
 			vs[i] = rng.Int64N(maxValue)
 			d.sum += vs[i]
 		}

@@ -37,13 +37,14 @@ import (
 
 // config holds the command's flags.
 type config struct {
-	rows    int64   // rows per key cardinality
-	keys    []int64 // key cardinalities to run
-	batch   int     // rows per Arrow record batch
-	reps    int     // timed runs per engine; the best counts
-	seed    uint64  // generator seed
-	json    bool    // print one JSON object per key cardinality
-	explain bool    // print DuckDB's plan for the timed query
+	rows    int64    // rows per key cardinality
+	keys    []int64  // key cardinalities to run
+	layouts []string // "dense" (keys in [0,K)) and/or "sparse" (the same K keys scattered over int64)
+	batch   int      // rows per Arrow record batch
+	reps    int      // timed runs per engine; the best counts
+	seed    uint64   // generator seed
+	json    bool     // print one JSON object per key cardinality
+	explain bool     // print DuckDB's plan for the timed query
 
 	mem memory.Allocator // allocator for weir's side; nil means memory.DefaultAllocator
 }
@@ -67,6 +68,7 @@ func (t timing) rowsPerSec(rows int64) float64 { return float64(rows) / t.wall.S
 // record.
 type result struct {
 	Keys          int64   `json:"keys"`
+	Layout        string  `json:"layout"`
 	Rows          int64   `json:"rows"`
 	Batch         int     `json:"batch"`
 	Reps          int     `json:"reps"`
@@ -104,6 +106,7 @@ func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("duckdb", flag.ContinueOnError)
 	fs.Int64Var(&cfg.rows, "rows", 10_000_000, "rows to aggregate per key cardinality")
 	keys := fs.String("keys", "1000,1000000", "comma-separated key cardinalities K (keys uniform in [0,K))")
+	layouts := fs.String("layouts", "dense,sparse", "comma-separated key layouts: dense (keys in [0,K), which lets an engine index an array by key) and sparse (the same K keys scattered over the whole int64 range, which needs a real hash table)")
 	fs.IntVar(&cfg.batch, "batch", 65536, "rows per Arrow record batch")
 	fs.IntVar(&cfg.reps, "reps", 3, "timed runs per engine; the best one counts")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the data generator")
@@ -121,6 +124,13 @@ func parseFlags(args []string) (config, error) {
 			return cfg, fmt.Errorf("-keys: %q is not a positive integer", s)
 		}
 		cfg.keys = append(cfg.keys, k)
+	}
+	for _, l := range strings.Split(*layouts, ",") {
+		l = strings.TrimSpace(l)
+		if l != "dense" && l != "sparse" {
+			return cfg, fmt.Errorf("-layouts: %q is neither dense nor sparse", l)
+		}
+		cfg.layouts = append(cfg.layouts, l)
 	}
 	switch {
 	case cfg.rows <= 0:
@@ -142,33 +152,39 @@ func run(ctx context.Context, cfg config, w io.Writer) ([]result, error) {
 	}
 	driver := driverVersion()
 	var results []result
-	for i, k := range cfg.keys {
-		data := generate(mem, cfg.seed, k, cfg.rows, cfg.batch)
-		res, err := runOne(ctx, cfg, mem, data, k, w)
-		data.release()
-		if err != nil {
-			return results, fmt.Errorf("keys=%d: %w", k, err)
-		}
-		res.DriverVersion = driver
-		results = append(results, res)
-		if cfg.json {
-			if err := json.NewEncoder(w).Encode(res); err != nil {
-				return results, err
+	i := -1
+	for _, k := range cfg.keys {
+		for _, layout := range cfg.layouts {
+			i++
+			data := generate(mem, cfg.seed, k, cfg.rows, cfg.batch, layout == "sparse")
+			res, err := runOne(ctx, cfg, mem, data, k, w)
+			data.release()
+			if err != nil {
+				return results, fmt.Errorf("keys=%d layout=%s: %w", k, layout, err)
 			}
-			continue
+			res.Layout = layout
+			res.DriverVersion = driver
+			results = append(results, res)
+			if cfg.json {
+				if err := json.NewEncoder(w).Encode(res); err != nil {
+					return results, err
+				}
+				continue
+			}
+			if i == 0 {
+				fmt.Fprintf(w, "weir group-by vs DuckDB %s (duckdb-go %s), DuckDB threads=1, weir one goroutine, GOMAXPROCS=%d\n",
+					res.DuckDBVersion, driver, res.GoMaxProcs)
+				fmt.Fprintf(w, "query: SELECT k, sum(v) AS s, count(*) AS c FROM t GROUP BY k   (K distinct int64 k drawn uniformly, int64 v)\n")
+				fmt.Fprintf(w, "layout: dense = k in [0,K); sparse = the same K keys scattered over the int64 range\n")
+				fmt.Fprintf(w, "rows=%d batch=%d reps=%d (best counts) seed=%d\n\n", cfg.rows, cfg.batch, cfg.reps, cfg.seed)
+				fmt.Fprintf(w, "%9s %6s %10s %9s | %8s %8s %7s | %8s %8s %7s | %11s\n",
+					"keys", "layout", "rows", "groups", "duckdb s", "cpu s", "rows/s", "weir s", "cpu s", "rows/s", "weir/duckdb")
+			}
+			fmt.Fprintf(w, "%9d %6s %10d %9d | %8.3f %8s %7s | %8.3f %8s %7s | %11.2f\n",
+				res.Keys, res.Layout, res.Rows, res.Groups,
+				res.DuckDBSeconds, cpuString(res.DuckDBCPUSec), human(res.DuckDBRowsSec),
+				res.WeirSeconds, cpuString(res.WeirCPUSec), human(res.WeirRowsSec), res.Ratio)
 		}
-		if i == 0 {
-			fmt.Fprintf(w, "weir group-by vs DuckDB %s (duckdb-go %s), DuckDB threads=1, weir one goroutine, GOMAXPROCS=%d\n",
-				res.DuckDBVersion, driver, res.GoMaxProcs)
-			fmt.Fprintf(w, "query: SELECT k, sum(v) AS s, count(*) AS c FROM t GROUP BY k   (int64 k uniform in [0,K), int64 v)\n")
-			fmt.Fprintf(w, "rows=%d batch=%d reps=%d (best counts) seed=%d\n\n", cfg.rows, cfg.batch, cfg.reps, cfg.seed)
-			fmt.Fprintf(w, "%9s %10s %9s | %8s %8s %7s | %8s %8s %7s | %11s\n",
-				"keys", "rows", "groups", "duckdb s", "cpu s", "rows/s", "weir s", "cpu s", "rows/s", "weir/duckdb")
-		}
-		fmt.Fprintf(w, "%9d %10d %9d | %8.3f %8s %7s | %8.3f %8s %7s | %11.2f\n",
-			res.Keys, res.Rows, res.Groups,
-			res.DuckDBSeconds, cpuString(res.DuckDBCPUSec), human(res.DuckDBRowsSec),
-			res.WeirSeconds, cpuString(res.WeirCPUSec), human(res.WeirRowsSec), res.Ratio)
 	}
 	if !cfg.json && len(results) > 0 {
 		fmt.Fprintf(w, "\ncross-check ok: both engines agree on groups, total of sums and total of counts for every K\n")

@@ -15,17 +15,17 @@ import (
 func TestCompareSmall(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	cfg := config{rows: 100_000, keys: []int64{10, 1000}, batch: 8192, reps: 1, seed: 7, mem: mem}
+	cfg := config{rows: 100_000, keys: []int64{10, 1000}, layouts: []string{"dense", "sparse"}, batch: 8192, reps: 1, seed: 7, mem: mem}
 	var out bytes.Buffer
 	results, err := run(context.Background(), cfg, &out)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
-	if len(results) != 2 {
-		t.Fatalf("got %d results, want 2", len(results))
+	if len(results) != 4 {
+		t.Fatalf("got %d results, want 2 key counts x 2 layouts", len(results))
 	}
 	for i, r := range results {
-		if r.Keys != cfg.keys[i] || r.Rows != cfg.rows || r.CountTotal != cfg.rows {
+		if r.Keys != cfg.keys[i/2] || r.Layout != cfg.layouts[i%2] || r.Rows != cfg.rows || r.CountTotal != cfg.rows {
 			t.Errorf("result %d: %+v", i, r)
 		}
 		// 100k uniform rows hit every one of 10 or 1000 keys.
@@ -44,7 +44,7 @@ func TestCompareSmall(t *testing.T) {
 
 // TestCompareJSON checks that -json prints one object per key cardinality.
 func TestCompareJSON(t *testing.T) {
-	cfg := config{rows: 20_000, keys: []int64{5, 50}, batch: 3000, reps: 2, seed: 1, json: true}
+	cfg := config{rows: 20_000, keys: []int64{5, 50}, layouts: []string{"dense"}, batch: 3000, reps: 2, seed: 1, json: true}
 	var out bytes.Buffer
 	if _, err := run(context.Background(), cfg, &out); err != nil {
 		t.Fatalf("run: %v", err)
@@ -84,9 +84,9 @@ func TestCrossCheckRejects(t *testing.T) {
 func TestGenerateDeterministic(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	a := generate(mem, 3, 100, 10_000, 777)
+	a := generate(mem, 3, 100, 10_000, 777, false)
 	defer a.release()
-	b := generate(mem, 3, 100, 10_000, 4096)
+	b := generate(mem, 3, 100, 10_000, 4096, true)
 	defer b.release()
 	if a.sum != b.sum || a.rows != b.rows || len(a.batches) != 13 || len(b.batches) != 3 {
 		t.Fatalf("datasets differ: sum %d/%d rows %d/%d batches %d/%d", a.sum, b.sum, a.rows, b.rows, len(a.batches), len(b.batches))
