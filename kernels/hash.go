@@ -242,6 +242,23 @@ func hashBools(h *hasher, bits []byte, n int) {
 }
 
 func hashVarBinary[O int32 | int64](h *hasher, offsets []O, values []byte) {
+	if h.valid == nil && h.first {
+		// The common case of a first key column without nulls: no per-row
+		// branches besides the hash itself.
+		out := h.out
+		if h.sel == nil {
+			n := len(offsets) - 1
+			out = out[:n]
+			for i := range out {
+				out[i] = xxh3.Hash(values[offsets[i]:offsets[i+1]])
+			}
+			return
+		}
+		for k, i := range h.sel {
+			out[k] = xxh3.Hash(values[offsets[i]:offsets[i+1]])
+		}
+		return
+	}
 	if h.sel == nil {
 		for i := 0; i+1 < len(offsets); i++ {
 			if h.isNull(i) {
