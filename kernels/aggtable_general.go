@@ -62,6 +62,26 @@ func (t *generalTable) alloc(n int) {
 // round again from the slot after it, or from home if the table was
 // rehashed meanwhile, since the rehash reorders probe chains.
 func (t *generalTable) find(hs []uint64, rows []int32, gids []uint32, insert bool) {
+	if len(t.stores) == 1 && t.n <= inlineCompareGroups {
+		// One string key column without nulls in this batch, and a table
+		// small enough to stay in cache: compare in the probe loop itself.
+		// The rounds below pay off for several columns, and for large
+		// tables, where comparing many candidates in one pass overlaps
+		// their cache misses (measured: inline is 12% faster at 1e3 groups,
+		// 8% slower at 1e5).
+		switch st := t.stores[0].(type) {
+		case *bytesStore[int32]:
+			if st.bm == nil {
+				findBytes(t, st, hs, rows, gids, insert)
+				return
+			}
+		case *bytesStore[int64]:
+			if st.bm == nil {
+				findBytes(t, st, hs, rows, gids, insert)
+				return
+			}
+		}
+	}
 	hs = hs[:len(gids)]
 	n0 := t.n
 	cand, newKs := t.cand[:0], t.newKs[:0]
@@ -174,6 +194,53 @@ func (t *generalTable) find(hs []uint64, rows []int32, gids []uint32, insert boo
 	if deferred {
 		t.renumber(n0, gids)
 	}
+}
+
+// inlineCompareGroups is the largest table (in groups) for which
+// findBytes compares keys inline: 16Ki groups keep views and slots within
+// a core's L2 cache.
+const inlineCompareGroups = 1 << 14
+
+// findBytes is find for a single string or binary key column whose batch
+// has no nulls. A new key is stored at once, so a repeat of it later in the
+// batch compares against it; groups are created in row order.
+func findBytes[O int32 | int64](t *generalTable, s *bytesStore[O], hs []uint64, rows []int32, gids []uint32, insert bool) {
+	hs = hs[:len(gids)]
+	one := t.newKs[:0]
+	for k, h := range hs {
+		i := rows[k]
+		a := s.inData[s.inOffs[i]:s.inOffs[i+1]]
+		tag := h & tagMask
+		p := h & t.mask
+		for {
+			sl := t.slots[p]
+			if sl == 0 {
+				if !insert {
+					gids[k] = NoGroup
+					break
+				}
+				if t.n >= t.growAt {
+					t.rehash(2 * len(t.slots))
+					p = h & t.mask
+					continue
+				}
+				gids[k] = t.newGroup(p, h)
+				s.appendRows(rows, append(one[:0], int32(k)))
+				break
+			}
+			if sl&tagMask == tag {
+				g := uint32(sl) - 1
+				// The null group's view is empty: an empty key must not
+				// match it.
+				if s.viewEqual(a, &s.views[g]) && (len(a) != 0 || s.valid[g]) {
+					gids[k] = g
+					break
+				}
+			}
+			p = (p + 1) & t.mask
+		}
+	}
+	t.newKs = one[:0]
 }
 
 // newGroup creates a group for hash h in the empty slot p.
