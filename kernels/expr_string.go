@@ -284,7 +284,7 @@ func compileCaseMap(call *CallExpr, args []node, upper bool) (node, error) {
 		return nil, strArgErr(call, 0, "a string", args[0].dtype())
 	}
 	if isNullLit(args[0]) {
-		return typedNull(call, arrow.BinaryTypes.String), nil
+		return nullResult(call, arrow.BinaryTypes.String, args), nil
 	}
 	return &caseMapNode{nodeBase: nodeBase{src: call, dt: arrow.BinaryTypes.String}, arg: args[0], upper: upper}, nil
 }
@@ -422,7 +422,7 @@ func compileCharLength(c *compiler, call *CallExpr, args []node) (node, error) {
 		return nil, strArgErr(call, 0, "a string", args[0].dtype())
 	}
 	if isNullLit(args[0]) {
-		return typedNull(call, arrow.PrimitiveTypes.Int32), nil
+		return nullResult(call, arrow.PrimitiveTypes.Int32, args), nil
 	}
 	return &charLengthNode{nodeBase: nodeBase{src: call, dt: arrow.PrimitiveTypes.Int32}, arg: args[0]}, nil
 }

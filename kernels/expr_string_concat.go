@@ -40,7 +40,7 @@ func compileConcat(c *compiler, call *CallExpr, args []node) (node, error) {
 		typ = arrow.BinaryTypes.String
 	}
 	if anyNullLit(args) {
-		return typedNull(call, typ), nil
+		return nullResult(call, typ, args), nil
 	}
 	return &concatNode{nodeBase: nodeBase{src: call, dt: typ}, args: args, ins: make([]*vec, len(args))}, nil
 }
@@ -55,14 +55,23 @@ func compileConcatWs(c *compiler, call *CallExpr, args []node) (node, error) {
 		}
 	}
 	if isNullLit(args[0]) {
-		return typedNull(call, arrow.BinaryTypes.String), nil
+		return nullResult(call, arrow.BinaryTypes.String, args), nil
 	}
-	// NULL arguments are skipped: drop the NULL literals now.
+	// NULL arguments are skipped: drop the NULL literals now; other
+	// untyped NULL expressions are still evaluated (for their errors) as
+	// string NULLs.
 	kept := []node{args[0]}
 	for _, a := range args[1:] {
-		if !isNullLit(a) {
-			kept = append(kept, a)
+		if _, lit := a.(*litNode); lit && isNullLit(a) {
+			continue
 		}
+		if isNullLit(a) {
+			var err error
+			if a, err = coerce(call, a, arrow.BinaryTypes.String); err != nil {
+				return nil, err
+			}
+		}
+		kept = append(kept, a)
 	}
 	return &concatNode{nodeBase: nodeBase{src: call, dt: arrow.BinaryTypes.String}, args: kept, ws: true, ins: make([]*vec, len(kept))}, nil
 }

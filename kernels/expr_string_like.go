@@ -316,7 +316,7 @@ func compileLike(c *compiler, call *CallExpr, args []node) (node, error) {
 	}
 	boolT := arrow.FixedWidthTypes.Boolean
 	if anyNullLit(args) {
-		return typedNull(call, boolT), nil
+		return nullResult(call, boolT, args), nil
 	}
 	pattern, _, pNull := constString(args[1])
 	esc := rune(-1)
@@ -336,7 +336,7 @@ func compileLike(c *compiler, call *CallExpr, args []node) (node, error) {
 		}
 	}
 	if pNull || escNull {
-		return typedNull(call, boolT), nil
+		return nullResult(call, boolT, args), nil
 	}
 	m, err := compileLikePattern([]byte(pattern), esc, bytewise)
 	if err != nil {

@@ -49,7 +49,7 @@ func compileRegexpExtract(c *compiler, call *CallExpr, args []node) (node, error
 	strT := arrow.BinaryTypes.String
 	pattern, _, patNull := constString(args[1])
 	if isNullLit(args[0]) || patNull || groupNull {
-		return typedNull(call, strT), nil
+		return nullResult(call, strT, args), nil
 	}
 	re, err := regexp.Compile(pattern)
 	if err != nil {

@@ -34,7 +34,7 @@ func compileSubstring(c *compiler, call *CallExpr, args []node) (node, error) {
 		}
 	}
 	if anyNullLit(args) {
-		return typedNull(call, arrow.BinaryTypes.String), nil
+		return nullResult(call, arrow.BinaryTypes.String, args), nil
 	}
 	n := &substringNode{nodeBase: nodeBase{src: call, dt: arrow.BinaryTypes.String}, str: args[0], start: args[1]}
 	if x, ok, isNull := constInt(args[1]); ok && !isNull {
@@ -170,7 +170,7 @@ func compileSplitIndex(c *compiler, call *CallExpr, args []node) (node, error) {
 		return nil, strArgErr(call, 2, "an integer", args[2].dtype())
 	}
 	if anyNullLit(args) {
-		return typedNull(call, arrow.BinaryTypes.String), nil
+		return nullResult(call, arrow.BinaryTypes.String, args), nil
 	}
 	n := &splitIndexNode{nodeBase: nodeBase{src: call, dt: arrow.BinaryTypes.String}, str: args[0], sep: args[1], index: args[2]}
 	if s, ok, isNull := constString(args[1]); ok && !isNull {

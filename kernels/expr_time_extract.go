@@ -20,7 +20,7 @@ func compileExtract(c *compiler, call *CallExpr, args []node) (node, error) {
 		return nil, err
 	}
 	if isNullLit(args[1]) {
-		return typedNull(call, arrow.PrimitiveTypes.Int64), nil
+		return nullResult(call, arrow.PrimitiveTypes.Int64, args), nil
 	}
 	src, err := tmSourceArg(call, args, 1)
 	if err != nil {

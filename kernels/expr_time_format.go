@@ -306,7 +306,7 @@ func compileDateFormat(c *compiler, call *CallExpr, args []node) (node, error) {
 		return nil, compileErr(call, "the date_format pattern (argument 2) must be a constant")
 	}
 	if isNullLit(args[0]) || isNull {
-		return typedNull(call, strT), nil
+		return nullResult(call, strT, args), nil
 	}
 	src, err := tmSourceArg(call, args, 0)
 	if err != nil {

@@ -131,13 +131,19 @@ func typeName(dt arrow.DataType) string {
 // expression (for its errors) and yields NULL in every row.
 type nullCastNode struct {
 	nodeBase
-	arg node
-	s   scratch
+	arg  node
+	more []node // further expressions evaluated for their errors only
+	s    scratch
 }
 
 func (n *nullCastNode) eval(ctx *evalCtx, sel []int32) (*vec, error) {
 	if _, err := n.arg.eval(ctx, sel); err != nil {
 		return nil, err
+	}
+	for _, m := range n.more {
+		if _, err := m.eval(ctx, sel); err != nil {
+			return nil, err
+		}
 	}
 	out := &n.s.out
 	out.typ, out.kind = n.dt, mustKind(n.dt)
@@ -160,4 +166,20 @@ func (n *nullCastNode) eval(ctx *evalCtx, sel []int32) (*vec, error) {
 		clear(out.eo)
 	}
 	return out, nil
+}
+
+// nullResult is the node for a call that is NULL whatever its inputs (an
+// argument is an untyped NULL): a NULL of type dt that still evaluates the
+// arguments that are not literals, so their errors are not lost.
+func nullResult(src Expr, dt arrow.DataType, args []node) node {
+	var live []node
+	for _, a := range args {
+		if _, lit := a.(*litNode); !lit {
+			live = append(live, a)
+		}
+	}
+	if len(live) == 0 {
+		return typedNull(src, dt)
+	}
+	return &nullCastNode{nodeBase: nodeBase{src: src, dt: dt}, arg: live[0], more: live[1:]}
 }
