@@ -1,0 +1,527 @@
+package window
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/kernels"
+	"github.com/weirflow/weir/state"
+)
+
+// Agg is one aggregate of a windowed aggregation: a kernels aggregate
+// function over input columns named by Args (none for count(*); value and
+// event time for first/last), written to the output column Name.
+type Agg struct {
+	Func kernels.AggFunc
+	Args []string
+	Name string
+}
+
+// Aggregate configures a windowed aggregate over event time: rows are
+// grouped by Keys and by window, each group's Aggs are computed, and a
+// window's results are emitted once, when the watermark passes the
+// window's end plus AllowedLateness. The output has columns window_start,
+// window_end (of the event-time column's type), the keys, then the
+// aggregates.
+//
+// The operator is keyed: put it behind arrowflow.KeyBy on the same Keys
+// (or on a prefix of them) so that each subtask sees all rows of its keys.
+// Its state is columnar (one kernels.GroupBy per pane) and is snapshotted
+// by key group, so a job can restore it into another parallelism.
+type Aggregate struct {
+	// Input is the schema of the batches the operator receives.
+	Input *arrow.Schema
+	// Time names the event-time column, of an Arrow timestamp type.
+	Time string
+	// Window is the window family.
+	Window Spec
+	// Keys names the grouping columns (none: one group per window).
+	Keys []string
+	// Aggs are the aggregates.
+	Aggs []Agg
+	// AllowedLateness delays firing past the window's end, so that rows up
+	// to this much behind the watermark still count.
+	AllowedLateness time.Duration
+}
+
+// Stats are a windowed aggregate subtask's counters.
+type Stats struct {
+	// LateRows counts rows dropped because every window they belong to had
+	// already fired; NullTimeRows rows dropped for a NULL event time.
+	LateRows, NullTimeRows int64
+	// Windows counts windows fired; Panes is the number of panes held.
+	Windows, Panes int64
+	// StateBytes approximates the memory the held panes retain.
+	StateBytes int64
+}
+
+// StatsReporter is implemented by the operator instances an Aggregate
+// makes.
+type StatsReporter interface {
+	Stats() Stats
+}
+
+// Factory returns the operator factory. Each instance checks the
+// configuration when it opens, so a bad configuration fails the job naming
+// the operator; call Validate to check it earlier.
+func (a Aggregate) Factory() arrowflow.OperatorFactory {
+	return func() arrowflow.Operator { return &aggOp{cfg: a} }
+}
+
+// Validate checks the configuration against its input schema.
+func (a Aggregate) Validate() error {
+	_, err := a.compile()
+	return err
+}
+
+// compiled is what Validate derives from the configuration.
+type compiled struct {
+	timeIdx  int
+	timeType *arrow.TimestampType
+	keyIdx   []int
+	aggs     []kernels.AggregateSpec
+	out      *arrow.Schema // window_start, window_end, GroupBy output
+	groupOut *arrow.Schema
+	state    *arrow.Schema // _pane, GroupBy state
+	gbState  *arrow.Schema
+}
+
+const (
+	stateTable = "window_panes"
+	metaTable  = "window_meta"
+	paneColumn = "_pane"
+)
+
+func (a Aggregate) compile() (*compiled, error) {
+	if a.Input == nil {
+		return nil, fmt.Errorf("window aggregate: no input schema")
+	}
+	if err := a.Window.Validate(); err != nil {
+		return nil, err
+	}
+	if a.AllowedLateness < 0 {
+		return nil, fmt.Errorf("window aggregate: allowed lateness %s is negative", a.AllowedLateness)
+	}
+	col := func(what, name string) (int, error) {
+		idx := a.Input.FieldIndices(name)
+		if len(idx) != 1 {
+			return 0, fmt.Errorf("window aggregate: %s column %q not found (or ambiguous) in the input (%s)", what, name, a.Input)
+		}
+		return idx[0], nil
+	}
+	c := &compiled{}
+	var err error
+	if c.timeIdx, err = col("event-time", a.Time); err != nil {
+		return nil, err
+	}
+	tt, ok := a.Input.Field(c.timeIdx).Type.(*arrow.TimestampType)
+	if !ok {
+		return nil, fmt.Errorf("window aggregate: event-time column %q has type %s, want a timestamp", a.Time, a.Input.Field(c.timeIdx).Type)
+	}
+	c.timeType = tt
+	for _, k := range a.Keys {
+		i, err := col("key", k)
+		if err != nil {
+			return nil, err
+		}
+		c.keyIdx = append(c.keyIdx, i)
+	}
+	for _, ag := range a.Aggs {
+		spec := kernels.AggregateSpec{Func: ag.Func, Name: ag.Name}
+		for _, arg := range ag.Args {
+			i, err := col("aggregate argument", arg)
+			if err != nil {
+				return nil, err
+			}
+			spec.Args = append(spec.Args, i)
+		}
+		c.aggs = append(c.aggs, spec)
+	}
+	g, err := kernels.NewGroupBy(a.Input, c.keyIdx, c.aggs)
+	if err != nil {
+		return nil, fmt.Errorf("window aggregate: %w", err)
+	}
+	c.groupOut, c.gbState = g.OutputSchema(), g.StateSchema()
+	fields := []arrow.Field{{Name: "window_start", Type: tt}, {Name: "window_end", Type: tt}}
+	c.out = arrow.NewSchema(append(fields, c.groupOut.Fields()...), nil)
+	c.state = arrow.NewSchema(append([]arrow.Field{{Name: paneColumn, Type: arrow.PrimitiveTypes.Int64}}, c.gbState.Fields()...), nil)
+	return c, nil
+}
+
+// aggOp is one subtask of a windowed aggregate.
+type aggOp struct {
+	cfg  Aggregate
+	c    *compiled
+	info *arrowflow.TaskInfo
+	mem  memory.Allocator
+
+	// panes holds the state of every pane with rows, by pane start (ns).
+	panes map[int64]*kernels.GroupBy
+	wm    arrowflow.EventTime // the last watermark processed
+	stats Stats
+
+	size, pane, offset, lateness int64
+	tick                         int64 // one unit of the event-time column, in ns
+
+	// scratch
+	batchPanes []int64
+	batchSels  [][]int32
+}
+
+func (o *aggOp) Open(info *arrowflow.TaskInfo) error {
+	c, err := o.cfg.compile()
+	if err != nil {
+		return err
+	}
+	o.c, o.info, o.mem = c, info, info.Allocator
+	if o.mem == nil {
+		o.mem = memory.DefaultAllocator
+	}
+	o.panes = map[int64]*kernels.GroupBy{}
+	o.wm = arrowflow.MinEventTime
+	o.size, o.pane = int64(o.cfg.Window.Size), o.cfg.Window.pane()
+	o.offset, o.lateness = int64(o.cfg.Window.Offset), int64(o.cfg.AllowedLateness)
+	o.tick = int64(c.timeType.Unit.Multiplier())
+	return nil
+}
+
+// Stats reports the subtask's counters.
+func (o *aggOp) Stats() Stats {
+	s := o.stats
+	s.Panes = int64(len(o.panes))
+	for _, g := range o.panes {
+		s.StateBytes += g.SizeBytes()
+	}
+	return s
+}
+
+// fired reports whether the window ending at end has fired at watermark wm.
+func (o *aggOp) fired(end int64, wm arrowflow.EventTime) bool {
+	// A window [start, end) is complete when the watermark reaches its
+	// last instant (a watermark t promises no more rows at or before t),
+	// plus the allowed lateness. The last instant is one tick of the
+	// event-time column before the end (end - 1 ms for milliseconds, as in
+	// Flink).
+	return int64(wm) >= satAdd(end-o.tick, o.lateness)
+}
+
+func satAdd(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func (o *aggOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) error {
+	defer b.Release()
+	rec := b.Record
+	if !rec.Schema().Equal(o.cfg.Input) {
+		return fmt.Errorf("window aggregate: batch schema %s differs from the configured input %s", rec.Schema(), o.cfg.Input)
+	}
+	ts := rec.Column(o.c.timeIdx).(*array.Timestamp)
+	unit := o.c.timeType.Unit
+	o.batchPanes = o.batchPanes[:0]
+	for i := range o.batchSels {
+		o.batchSels[i] = o.batchSels[i][:0]
+	}
+	n := b.NumRows()
+	last := -1 // index in batchPanes of the previous row's pane
+	for k := 0; k < n; k++ {
+		r := b.Row(k)
+		if ts.IsNull(r) {
+			o.stats.NullTimeRows++
+			continue
+		}
+		t := int64(arrowflow.TimestampToEventTime(ts.Value(r), unit))
+		p := floorTo(t, o.pane, o.offset)
+		if o.fired(o.cfg.Window.lastWindowEnd(p), o.wm) {
+			o.stats.LateRows++
+			continue
+		}
+		if last < 0 || o.batchPanes[last] != p {
+			last = slices.Index(o.batchPanes, p)
+			if last < 0 {
+				o.batchPanes = append(o.batchPanes, p)
+				last = len(o.batchPanes) - 1
+				if last == len(o.batchSels) {
+					o.batchSels = append(o.batchSels, nil)
+				}
+			}
+		}
+		o.batchSels[last] = append(o.batchSels[last], int32(r))
+	}
+	for i, p := range o.batchPanes {
+		g, err := o.paneState(p)
+		if err != nil {
+			return err
+		}
+		if err := g.Update(rec, o.batchSels[i]); err != nil {
+			return fmt.Errorf("window aggregate %s: %w", o.info.Name, err)
+		}
+	}
+	return nil
+}
+
+func (o *aggOp) paneState(p int64) (*kernels.GroupBy, error) {
+	if g, ok := o.panes[p]; ok {
+		return g, nil
+	}
+	g, err := kernels.NewGroupBy(o.cfg.Input, o.c.keyIdx, o.c.aggs)
+	if err != nil {
+		return nil, err
+	}
+	o.panes[p] = g
+	return g, nil
+}
+
+func (o *aggOp) ProcessWatermark(wm arrowflow.EventTime, out arrowflow.Emitter) error {
+	if wm <= o.wm {
+		return out.EmitWatermark(wm)
+	}
+	prev := o.wm
+	o.wm = wm
+	if err := o.fire(prev, wm, out); err != nil {
+		return err
+	}
+	return out.EmitWatermark(wm)
+}
+
+// fire emits every window that completes between watermarks prev and wm,
+// in order of window end, then frees the panes no later window needs.
+func (o *aggOp) fire(prev, wm arrowflow.EventTime, out arrowflow.Emitter) error {
+	if len(o.panes) == 0 {
+		return nil
+	}
+	step := o.cfg.Window.step()
+	// The windows to fire are those containing a held pane whose end
+	// crosses the watermark now.
+	var ends []int64
+	seen := map[int64]bool{}
+	for p := range o.panes {
+		// Windows containing pane p start at the step boundaries in
+		// (p - size, p].
+		for s := floorTo(p, step, o.offset); s > p-o.size; s -= step {
+			end := s + o.size
+			if !seen[end] && o.fired(end, wm) && !o.fired(end, prev) {
+				seen[end] = true
+				ends = append(ends, end)
+			}
+		}
+	}
+	slices.Sort(ends)
+	for _, end := range ends {
+		if err := o.emitWindow(end-o.size, end, out); err != nil {
+			return err
+		}
+	}
+	for p := range o.panes {
+		if o.fired(o.cfg.Window.lastWindowEnd(p), wm) {
+			delete(o.panes, p) // a GroupBy holds Go memory only
+		}
+	}
+	return nil
+}
+
+// emitWindow computes the window [start, end) from its panes and emits it.
+func (o *aggOp) emitWindow(start, end int64, out arrowflow.Emitter) error {
+	var src *kernels.GroupBy
+	if o.cfg.Window.Kind == KindTumbling {
+		src = o.panes[start]
+	} else {
+		var err error
+		for p := start; p < end; p += o.pane {
+			g, ok := o.panes[p]
+			if !ok || g.Groups() == 0 {
+				continue
+			}
+			if src == nil {
+				if src, err = kernels.NewGroupBy(o.cfg.Input, o.c.keyIdx, o.c.aggs); err != nil {
+					return err
+				}
+			}
+			st, err := g.ExportState(o.mem)
+			if err != nil {
+				return err
+			}
+			err = src.Merge(st, nil)
+			st.Release()
+			if err != nil {
+				return fmt.Errorf("window aggregate %s: %w", o.info.Name, err)
+			}
+		}
+	}
+	if src == nil || src.Groups() == 0 {
+		return nil
+	}
+	res, err := src.Finish(o.mem)
+	if err != nil {
+		return fmt.Errorf("window aggregate %s: %w", o.info.Name, err)
+	}
+	defer res.Release()
+	rows := int(res.NumRows())
+	cols := make([]arrow.Array, 0, 2+int(res.NumCols()))
+	unit := o.c.timeType.Unit
+	for _, v := range []int64{start, end} {
+		tb := array.NewTimestampBuilder(o.mem, o.c.timeType)
+		tb.Reserve(rows)
+		x := arrow.Timestamp(v / int64(unit.Multiplier()))
+		for i := 0; i < rows; i++ {
+			tb.UnsafeAppend(x)
+		}
+		cols = append(cols, tb.NewArray())
+		tb.Release()
+	}
+	cols = append(cols, res.Columns()...)
+	batch := array.NewRecordBatch(o.c.out, cols, int64(rows))
+	cols[0].Release()
+	cols[1].Release()
+	o.stats.Windows++
+	return out.Emit(arrowflow.NewBatch(batch))
+}
+
+// Finish fires every window still held: the input has ended.
+func (o *aggOp) Finish(out arrowflow.Emitter) error {
+	if o.wm == arrowflow.MaxEventTime {
+		return nil
+	}
+	prev := o.wm
+	o.wm = arrowflow.MaxEventTime
+	return o.fire(prev, arrowflow.MaxEventTime, out)
+}
+
+// SnapshotState writes every pane's GroupBy state as one table, with the
+// pane start as an extra column, and the watermark as a second table.
+func (o *aggOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
+	starts := make([]int64, 0, len(o.panes))
+	for p := range o.panes {
+		starts = append(starts, p)
+	}
+	slices.Sort(starts)
+	for _, p := range starts {
+		st, err := o.panes[p].ExportState(o.mem)
+		if err != nil {
+			return err
+		}
+		rows := int(st.NumRows())
+		pb := array.NewInt64Builder(o.mem)
+		pb.Reserve(rows)
+		for i := 0; i < rows; i++ {
+			pb.UnsafeAppend(p)
+		}
+		pcol := pb.NewArray()
+		pb.Release()
+		rec := array.NewRecordBatch(o.c.state, append([]arrow.Array{pcol}, st.Columns()...), int64(rows))
+		pcol.Release()
+		st.Release()
+		err = w.Write(stateTable, rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+	mb := array.NewInt64Builder(o.mem)
+	mb.Append(int64(o.wm))
+	wcol := mb.NewArray()
+	mb.Release()
+	meta := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "watermark", Type: arrow.PrimitiveTypes.Int64}}, nil), []arrow.Array{wcol}, 1)
+	wcol.Release()
+	defer meta.Release()
+	return w.Write(metaTable, meta)
+}
+
+// RestoreState merges the panes of the key groups this subtask owns, from
+// one or more old subtasks' snapshots.
+func (o *aggOp) RestoreState(r state.SnapshotReader) error {
+	wm := arrowflow.MaxEventTime
+	sawMeta := false
+	if err := r.Read(metaTable, func(rec arrow.RecordBatch) error {
+		col := rec.Column(0).(*array.Int64)
+		for i := 0; i < col.Len(); i++ {
+			wm = min(wm, arrowflow.EventTime(col.Value(i)))
+			sawMeta = true
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if sawMeta {
+		// Old subtasks passed the same aligned barrier; their watermarks
+		// can still differ, and the smallest one is the safe one.
+		o.wm = wm
+	}
+	var hashes []uint64
+	return r.Read(stateTable, func(rec arrow.RecordBatch) error {
+		if !rec.Schema().Equal(o.c.state) {
+			return fmt.Errorf("window aggregate %s: snapshot state schema %s does not match this job's %s", o.info.Name, rec.Schema(), o.c.state)
+		}
+		n := int(rec.NumRows())
+		st := array.NewRecordBatch(o.c.gbState, rec.Columns()[1:], int64(n))
+		defer st.Release()
+		keys := make([]arrow.Array, len(o.cfg.Keys))
+		for i := range keys {
+			keys[i] = st.Column(i)
+		}
+		var owned []int32
+		if len(keys) == 0 {
+			// A global window aggregate has one group: subtask 0 keeps it.
+			if o.info.Subtask != 0 {
+				return nil
+			}
+			owned = nil
+		} else {
+			hashes = slices.Grow(hashes[:0], n)[:n]
+			if err := kernels.HashColumns(keys, nil, hashes); err != nil {
+				return err
+			}
+			owned = make([]int32, 0, n)
+			for i, h := range hashes {
+				if o.info.KeyGroups.Contains(state.KeyGroupOf(h, o.info.MaxParallelism)) {
+					owned = append(owned, int32(i))
+				}
+			}
+		}
+		panes := rec.Column(0).(*array.Int64)
+		bySel := map[int64][]int32{}
+		var order []int64
+		forRows(owned, n, func(i int32) {
+			p := panes.Value(int(i))
+			if _, ok := bySel[p]; !ok {
+				order = append(order, p)
+			}
+			bySel[p] = append(bySel[p], i)
+		})
+		for _, p := range order {
+			g, err := o.paneState(p)
+			if err != nil {
+				return err
+			}
+			if err := g.Merge(st, bySel[p]); err != nil {
+				return fmt.Errorf("window aggregate %s: restoring pane %d: %w", o.info.Name, p, err)
+			}
+		}
+		return nil
+	})
+}
+
+func forRows(sel []int32, n int, fn func(int32)) {
+	if sel == nil {
+		for i := 0; i < n; i++ {
+			fn(int32(i))
+		}
+		return
+	}
+	for _, i := range sel {
+		fn(i)
+	}
+}
+
+func (o *aggOp) Close() error {
+	o.panes = nil
+	return nil
+}
