@@ -1,0 +1,108 @@
+package window
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/kernels"
+	"github.com/weirflow/weir/state"
+)
+
+// benchStream is rows batches of 64Ki rows: key uniform in [0, keys), v
+// random, event time advancing 10 µs per row (100k rows per second of
+// event time), in order.
+func benchStream(rows, keys int) []arrow.RecordBatch {
+	const batch = 1 << 16
+	rng := rand.New(rand.NewPCG(1, uint64(keys)))
+	mem := memory.NewGoAllocator()
+	var out []arrow.RecordBatch
+	ts := int64(1_700_000_000_000_000) // µs
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "key", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond}},
+		{Name: "v", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	for done := 0; done < rows; done += batch {
+		b := array.NewRecordBuilder(mem, schema)
+		for i := 0; i < batch; i++ {
+			b.Field(0).(*array.Int64Builder).Append(rng.Int64N(int64(keys)))
+			b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(ts))
+			b.Field(2).(*array.Int64Builder).Append(rng.Int64N(1_000_000))
+			ts += 10
+		}
+		out = append(out, b.NewRecordBatch())
+		b.Release()
+	}
+	return out
+}
+
+type discard struct{ rows int64 }
+
+func (d *discard) Emit(b arrowflow.Batch) error {
+	d.rows += int64(b.NumRows())
+	b.Release()
+	return nil
+}
+func (d *discard) EmitWatermark(arrowflow.EventTime) error { return nil }
+
+// BenchmarkAggregate: count(*) and max(v) per key in tumbling 10 s and
+// hopping 10 s / 2 s windows, one subtask, watermarks after every batch.
+// Reports rows/s (one goroutine: rows/s per core) and the state's bytes
+// per held group at its peak.
+func BenchmarkAggregate(b *testing.B) {
+	const rows = 4 << 20
+	for _, keys := range []int{10_000, 1_000_000} {
+		batches := benchStream(rows, keys)
+		for _, spec := range []Spec{Tumbling(10 * time.Second), Hopping(10*time.Second, 2*time.Second)} {
+			b.Run(fmt.Sprintf("window=%s/keys=%d", spec.Kind, keys), func(b *testing.B) {
+				a := Aggregate{Input: batches[0].Schema(), Time: "ts", Window: spec, Keys: []string{"key"},
+					Aggs: []Agg{{Func: kernels.AggCountStar, Name: "n"}, {Func: kernels.AggMax, Args: []string{"v"}, Name: "max_v"}}}
+				b.ReportAllocs()
+				var peakBytes, peakGroups int64
+				for i := 0; i < b.N; i++ {
+					op := a.Factory()()
+					info := &arrowflow.TaskInfo{Name: "bench", Parallelism: 1, MaxParallelism: state.DefaultMaxParallelism,
+						KeyGroups: state.RangeOf(0, state.DefaultMaxParallelism, 1), Allocator: memory.DefaultAllocator}
+					if err := op.Open(info); err != nil {
+						b.Fatal(err)
+					}
+					out := &discard{}
+					for _, rec := range batches {
+						rec.Retain()
+						if err := op.ProcessBatch(0, arrowflow.NewBatch(rec), out); err != nil {
+							b.Fatal(err)
+						}
+						last := rec.Column(1).(*array.Timestamp).Value(int(rec.NumRows()) - 1)
+						if err := op.ProcessWatermark(arrowflow.EventTime(int64(last)*1000), out); err != nil {
+							b.Fatal(err)
+						}
+						if i == 0 {
+							st := op.(*aggOp)
+							var groups int64
+							for _, g := range st.panes {
+								groups += int64(g.Groups())
+							}
+							if s := st.Stats().StateBytes; s > peakBytes {
+								peakBytes, peakGroups = s, groups
+							}
+						}
+					}
+					if err := op.ProcessWatermark(arrowflow.MaxEventTime, out); err != nil {
+						b.Fatal(err)
+					}
+					op.Close()
+				}
+				b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+				if peakGroups > 0 {
+					b.ReportMetric(float64(peakBytes)/float64(peakGroups), "state-bytes/group")
+				}
+			})
+		}
+	}
+}
