@@ -35,7 +35,10 @@ func TestDemoRunsAndChecksItself(t *testing.T) {
 		"task 1: generate -> drop-null-prices (parallelism 3)",
 		"keyed by [key] over 128 key groups",
 		"generated 200000 rows",
-		"check: per-key counts add up to the",
+		"check: per-key counts and window counts each add up to the",
+		"per-category-windows -> windows (parallelism 3)",
+		"keyed by [category] over 128 key groups",
+		"per-category results in one-second event-time windows",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
