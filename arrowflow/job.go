@@ -50,6 +50,11 @@ type Options struct {
 	FirstEpoch uint64
 	// Logger receives the runtime's log records (default: discarded).
 	Logger *slog.Logger
+	// StateMemoryBudget bounds the bytes of state all operators together
+	// may hold (0: unlimited). Operators report their state size through
+	// TaskInfo.StateBudget; exceeding the budget fails the job with an
+	// error naming the operator and the budget.
+	StateMemoryBudget int64
 }
 
 // Job is a planned graph, ready to run once.
@@ -64,6 +69,7 @@ type Job struct {
 	sourceTasks []*task
 	gates       []*gate
 	coord       *coordinator
+	budget      *state.MemoryBudget
 	explain     string
 	started     atomic.Bool
 }
@@ -96,7 +102,8 @@ func (g *Graph) Plan(opts Options) (*Job, error) {
 		return nil, fmt.Errorf("job %q: checkpoint of epoch %d has max parallelism %d, job has %d; key groups cannot change",
 			g.name, cp.Epoch, cp.MaxParallelism, opts.MaxParallelism)
 	}
-	j := &Job{graph: g, opts: opts, store: opts.StateStore, logger: opts.Logger.With("job", g.name)}
+	j := &Job{graph: g, opts: opts, store: opts.StateStore, logger: opts.Logger.With("job", g.name),
+		budget: state.NewMemoryBudget(opts.StateMemoryBudget)}
 	if j.store == nil {
 		j.store = state.NewMemoryStore()
 	}
@@ -218,6 +225,10 @@ func (j *Job) LatestCheckpoint() *Checkpoint { return j.coord.latest.Load() }
 
 // EpochsCompleted is the number of epochs this run recorded and committed.
 func (j *Job) EpochsCompleted() int64 { return j.coord.completed.Load() }
+
+// StateUsage reports the state each stateful operator subtask holds now,
+// by "operator[subtask]", as the operators last reported it.
+func (j *Job) StateUsage() map[string]state.Usage { return j.budget.Usage() }
 
 // Stats returns a snapshot of every task's counters.
 func (j *Job) Stats() []TaskStats {

@@ -28,6 +28,11 @@ type TaskInfo struct {
 	Allocator memory.Allocator
 	// Logger carries the job, node and subtask as attributes.
 	Logger *slog.Logger
+	// StateBudget is where a stateful operator reports the size of its
+	// state (bytes and keys) whenever it changes notably; the report fails
+	// when the job's state memory budget is exceeded. Nil in tests that
+	// build a TaskInfo by hand: reporting to it is then a no-op.
+	StateBudget *state.BudgetAccount
 }
 
 // Emitter receives an operator's output in order.

@@ -268,6 +268,7 @@ func (t *task) info(n *Node) *TaskInfo {
 		KeyGroups:      keyGroupsOf(n, t.subtask, maxPar),
 		Allocator:      t.job.opts.Allocator,
 		Logger:         t.logger.With("node", n.name),
+		StateBudget:    t.job.budget.Account(n.name, t.subtask),
 	}
 }
 

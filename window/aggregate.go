@@ -265,7 +265,18 @@ func (o *aggOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) er
 			return fmt.Errorf("window aggregate %s: %w", o.info.Name, err)
 		}
 	}
-	return nil
+	return o.reportState()
+}
+
+// reportState tells the job's state memory budget how much this subtask
+// holds; it fails when the budget is exceeded.
+func (o *aggOp) reportState() error {
+	var bytes, keys int64
+	for _, g := range o.panes {
+		bytes += g.SizeBytes()
+		keys += int64(g.Groups())
+	}
+	return o.info.StateBudget.Set(bytes, keys)
 }
 
 func (o *aggOp) paneState(p int64) (*kernels.GroupBy, error) {
@@ -287,6 +298,9 @@ func (o *aggOp) ProcessWatermark(wm arrowflow.EventTime, out arrowflow.Emitter) 
 	prev := o.wm
 	o.wm = wm
 	if err := o.fire(prev, wm, out); err != nil {
+		return err
+	}
+	if err := o.reportState(); err != nil {
 		return err
 	}
 	return out.EmitWatermark(wm)
@@ -456,6 +470,7 @@ func (o *aggOp) RestoreState(r state.SnapshotReader) error {
 		o.wm = wm
 	}
 	var hashes []uint64
+	defer func() { _ = o.reportState() }()
 	return r.Read(stateTable, func(rec arrow.RecordBatch) error {
 		if !rec.Schema().Equal(o.c.state) {
 			return fmt.Errorf("window aggregate %s: snapshot state schema %s does not match this job's %s", o.info.Name, rec.Schema(), o.c.state)
@@ -523,5 +538,8 @@ func forRows(sel []int32, n int, fn func(int32)) {
 
 func (o *aggOp) Close() error {
 	o.panes = nil
+	if o.info != nil {
+		_ = o.info.StateBudget.Set(0, 0)
+	}
 	return nil
 }
