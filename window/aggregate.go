@@ -169,6 +169,13 @@ type aggOp struct {
 	size, pane, offset, lateness int64
 	tick                         int64 // one unit of the event-time column, in ns
 
+	// merged is reused to build each hopping window from its panes (Reset
+	// keeps its table's capacity, so firing does not regrow it).
+	merged *kernels.GroupBy
+	// free holds GroupBys of freed panes, reset, for the next panes: a
+	// table keeps its grown capacity instead of regrowing for every pane.
+	free []*kernels.GroupBy
+
 	// scratch
 	batchPanes []int64
 	batchSels  [][]int32
@@ -210,6 +217,10 @@ func (o *aggOp) fired(end int64, wm arrowflow.EventTime) bool {
 	// Flink).
 	return int64(wm) >= satAdd(end-o.tick, o.lateness)
 }
+
+// maxFreePanes bounds how many emptied pane tables a subtask keeps for
+// reuse (their memory counts as state until reused).
+const maxFreePanes = 2
 
 func satAdd(a, b int64) int64 {
 	if b > 0 && a > math.MaxInt64-b {
@@ -276,11 +287,22 @@ func (o *aggOp) reportState() error {
 		bytes += g.SizeBytes()
 		keys += int64(g.Groups())
 	}
+	for _, g := range append(o.free, o.merged) {
+		if g != nil {
+			bytes += g.SizeBytes()
+		}
+	}
 	return o.info.StateBudget.Set(bytes, keys)
 }
 
 func (o *aggOp) paneState(p int64) (*kernels.GroupBy, error) {
 	if g, ok := o.panes[p]; ok {
+		return g, nil
+	}
+	if n := len(o.free); n > 0 {
+		g := o.free[n-1]
+		o.free = o.free[:n-1]
+		o.panes[p] = g
 		return g, nil
 	}
 	g, err := kernels.NewGroupBy(o.cfg.Input, o.c.keyIdx, o.c.aggs)
@@ -334,9 +356,13 @@ func (o *aggOp) fire(prev, wm arrowflow.EventTime, out arrowflow.Emitter) error 
 			return err
 		}
 	}
-	for p := range o.panes {
+	for p, g := range o.panes {
 		if o.fired(o.cfg.Window.lastWindowEnd(p), wm) {
 			delete(o.panes, p) // a GroupBy holds Go memory only
+			if len(o.free) < maxFreePanes {
+				g.Reset()
+				o.free = append(o.free, g)
+			}
 		}
 	}
 	return nil
@@ -355,9 +381,13 @@ func (o *aggOp) emitWindow(start, end int64, out arrowflow.Emitter) error {
 				continue
 			}
 			if src == nil {
-				if src, err = kernels.NewGroupBy(o.cfg.Input, o.c.keyIdx, o.c.aggs); err != nil {
-					return err
+				if o.merged == nil {
+					if o.merged, err = kernels.NewGroupBy(o.cfg.Input, o.c.keyIdx, o.c.aggs); err != nil {
+						return err
+					}
 				}
+				src = o.merged
+				src.Reset()
 			}
 			st, err := g.ExportState(o.mem)
 			if err != nil {
@@ -537,7 +567,7 @@ func forRows(sel []int32, n int, fn func(int32)) {
 }
 
 func (o *aggOp) Close() error {
-	o.panes = nil
+	o.panes, o.free, o.merged = nil, nil, nil
 	if o.info != nil {
 		_ = o.info.StateBudget.Set(0, 0)
 	}
