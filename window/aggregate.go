@@ -71,6 +71,9 @@ type StatsReporter interface {
 // configuration when it opens, so a bad configuration fails the job naming
 // the operator; call Validate to check it earlier.
 func (a Aggregate) Factory() arrowflow.OperatorFactory {
+	if a.Window.Kind == KindSession {
+		return func() arrowflow.Operator { return &sessionOp{cfg: a} }
+	}
 	return func() arrowflow.Operator { return &aggOp{cfg: a} }
 }
 
@@ -469,8 +472,13 @@ func (o *aggOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
 			return err
 		}
 	}
-	mb := array.NewInt64Builder(o.mem)
-	mb.Append(int64(o.wm))
+	return writeMeta(o.mem, o.wm, w)
+}
+
+// writeMeta writes the subtask's watermark as the one-row meta table.
+func writeMeta(mem memory.Allocator, wm arrowflow.EventTime, w state.SnapshotWriter) error {
+	mb := array.NewInt64Builder(mem)
+	mb.Append(int64(wm))
 	wcol := mb.NewArray()
 	mb.Release()
 	meta := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "watermark", Type: arrow.PrimitiveTypes.Int64}}, nil), []arrow.Array{wcol}, 1)
@@ -479,24 +487,31 @@ func (o *aggOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
 	return w.Write(metaTable, meta)
 }
 
-// RestoreState merges the panes of the key groups this subtask owns, from
-// one or more old subtasks' snapshots.
-func (o *aggOp) RestoreState(r state.SnapshotReader) error {
+// readMeta returns the smallest watermark of the old subtasks restored
+// from: they passed the same aligned barrier, but their watermarks can
+// still differ, and the smallest one is the safe one.
+func readMeta(r state.SnapshotReader) (arrowflow.EventTime, bool, error) {
 	wm := arrowflow.MaxEventTime
-	sawMeta := false
-	if err := r.Read(metaTable, func(rec arrow.RecordBatch) error {
+	saw := false
+	err := r.Read(metaTable, func(rec arrow.RecordBatch) error {
 		col := rec.Column(0).(*array.Int64)
 		for i := 0; i < col.Len(); i++ {
 			wm = min(wm, arrowflow.EventTime(col.Value(i)))
-			sawMeta = true
+			saw = true
 		}
 		return nil
-	}); err != nil {
+	})
+	return wm, saw, err
+}
+
+// RestoreState merges the panes of the key groups this subtask owns, from
+// one or more old subtasks' snapshots.
+func (o *aggOp) RestoreState(r state.SnapshotReader) error {
+	wm, sawMeta, err := readMeta(r)
+	if err != nil {
 		return err
 	}
 	if sawMeta {
-		// Old subtasks passed the same aligned barrier; their watermarks
-		// can still differ, and the smallest one is the safe one.
 		o.wm = wm
 	}
 	var hashes []uint64

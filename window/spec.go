@@ -14,6 +14,9 @@ const (
 	// KindHopping windows are fixed-size and start every Slide; a row
 	// belongs to Size/Slide windows when Slide divides Size.
 	KindHopping
+	// KindSession windows are per key and close after a gap of Size
+	// without rows; overlapping sessions merge.
+	KindSession
 )
 
 // String names the kind as Flink SQL's window functions do.
@@ -23,6 +26,8 @@ func (k Kind) String() string {
 		return "TUMBLE"
 	case KindHopping:
 		return "HOP"
+	case KindSession:
+		return "SESSION"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -52,6 +57,8 @@ func (s Spec) String() string {
 	switch s.Kind {
 	case KindHopping:
 		return fmt.Sprintf("HOP(size %s, slide %s)", s.Size, s.Slide)
+	case KindSession:
+		return fmt.Sprintf("SESSION(gap %s)", s.Size)
 	}
 	return fmt.Sprintf("%s(size %s)", s.Kind, s.Size)
 }
@@ -59,7 +66,16 @@ func (s Spec) String() string {
 // Validate reports a spec that cannot describe windows.
 func (s Spec) Validate() error {
 	if s.Size <= 0 {
+		if s.Kind == KindSession {
+			return fmt.Errorf("window %s: the gap must be positive", s)
+		}
 		return fmt.Errorf("window %s: size must be positive", s)
+	}
+	if s.Kind == KindSession {
+		if s.Offset != 0 || s.Slide != 0 {
+			return fmt.Errorf("window %s: sessions take neither an offset nor a slide", s)
+		}
+		return nil
 	}
 	step := s.Size
 	switch s.Kind {
