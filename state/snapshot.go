@@ -1,6 +1,7 @@
 package state
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -68,3 +69,56 @@ type Store interface {
 	// Open reads a finished snapshot, allocating from mem.
 	Open(h Handle, mem memory.Allocator) (SnapshotReader, error)
 }
+
+// KeyGroupColumn names the column by which a snapshot table declares the key
+// group of each of its rows. Its type must be uint16 (so key groups, and a
+// job's max parallelism, are limited to 65536; Flink's limit is 32768), it
+// has no nulls, and every value lies in the writing subtask's KeyGroupRange.
+//
+// A store may use the column to lay a table out by key group, so that a
+// subtask restored with another parallelism reads only the rows of its own
+// key groups (see KeyGroupOpener); FileStore sorts such a table by key group
+// (stably: rows of one key group keep their write order). Tables without the
+// column are stored as written and every reader gets all of their rows.
+const KeyGroupColumn = "_key_group"
+
+// KeyGroupOpener is implemented by a Store that can read part of a snapshot:
+// only the rows whose key group lies in a range. FileStore reads just the
+// parts of the file that hold those key groups.
+type KeyGroupOpener interface {
+	// OpenKeyGroups reads a finished snapshot like Store.Open, except that
+	// tables with a KeyGroupColumn yield only the rows whose key group is in
+	// r. Tables without the column yield all their rows.
+	OpenKeyGroups(h Handle, r KeyGroupRange, mem memory.Allocator) (SnapshotReader, error)
+}
+
+// OpenKeyGroups opens the rows of h whose key group is in r: through
+// store's KeyGroupOpener if it has one, otherwise by opening all of h and
+// filtering the rows of tables with a KeyGroupColumn. A subtask restored
+// with another parallelism opens, with its own range, every old snapshot
+// whose KeyGroups overlap it.
+func OpenKeyGroups(store Store, h Handle, r KeyGroupRange, mem memory.Allocator) (SnapshotReader, error) {
+	if o, ok := store.(KeyGroupOpener); ok {
+		return o.OpenKeyGroups(h, r, mem)
+	}
+	rd, err := store.Open(h, mem)
+	if err != nil {
+		return nil, err
+	}
+	return filterKeyGroups(rd, r, mem), nil
+}
+
+// OpenKeyGroups implements KeyGroupOpener by filtering the rows of Open.
+func (s *MemoryStore) OpenKeyGroups(h Handle, r KeyGroupRange, mem memory.Allocator) (SnapshotReader, error) {
+	rd, err := s.Open(h, mem)
+	if err != nil {
+		return nil, err
+	}
+	return filterKeyGroups(rd, r, mem), nil
+}
+
+// ErrCorruptSnapshot is wrapped by the errors a store returns for a snapshot
+// whose stored bytes fail a check (checksum, magic, length, structure). Its
+// text ends such errors: "...: the file is corrupt". Recovery can test for
+// it with errors.Is and fall back to an older checkpoint.
+var ErrCorruptSnapshot = errors.New("the file is corrupt")
