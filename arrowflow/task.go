@@ -244,7 +244,9 @@ func (t *task) restoreOperator(inst *opInstance, cp *Checkpoint) error {
 		if sc.State.IsZero() {
 			continue
 		}
-		r, err := t.job.store.Open(sc.State, inst.info.Allocator)
+		// Only this subtask's key groups: a store that lays snapshots out
+		// by key group reads just those parts.
+		r, err := state.OpenKeyGroups(t.job.store, sc.State, mine, inst.info.Allocator)
 		if err != nil {
 			return fmt.Errorf("open snapshot of old subtask %d: %w", s+1, err)
 		}

@@ -153,7 +153,10 @@ func (a Aggregate) compile() (*compiled, error) {
 	c.groupOut, c.gbState = g.OutputSchema(), g.StateSchema()
 	fields := []arrow.Field{{Name: "window_start", Type: tt}, {Name: "window_end", Type: tt}}
 	c.out = arrow.NewSchema(append(fields, c.groupOut.Fields()...), nil)
-	c.state = arrow.NewSchema(append([]arrow.Field{{Name: paneColumn, Type: arrow.PrimitiveTypes.Int64}}, c.gbState.Fields()...), nil)
+	c.state = arrow.NewSchema(append([]arrow.Field{
+		{Name: paneColumn, Type: arrow.PrimitiveTypes.Int64},
+		{Name: state.KeyGroupColumn, Type: arrow.PrimitiveTypes.Uint16},
+	}, c.gbState.Fields()...), nil)
 	return c, nil
 }
 
@@ -463,8 +466,15 @@ func (o *aggOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
 		}
 		pcol := pb.NewArray()
 		pb.Release()
-		rec := array.NewRecordBatch(o.c.state, append([]arrow.Array{pcol}, st.Columns()...), int64(rows))
+		kcol, err := keyGroupColumn(o.mem, o.info, st.Columns()[:len(o.c.keyIdx)], rows)
+		if err != nil {
+			pcol.Release()
+			st.Release()
+			return err
+		}
+		rec := array.NewRecordBatch(o.c.state, append([]arrow.Array{pcol, kcol}, st.Columns()...), int64(rows))
 		pcol.Release()
+		kcol.Release()
 		st.Release()
 		err = w.Write(stateTable, rec)
 		rec.Release()
@@ -473,6 +483,30 @@ func (o *aggOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
 		}
 	}
 	return writeMeta(o.mem, o.wm, w)
+}
+
+// keyGroupColumn computes the state.KeyGroupColumn of snapshot rows from
+// their key columns, so that a store can lay the table out by key group
+// and a restored subtask read only its own. Without keys (a global
+// aggregate) the rows belong to the writer's first key group.
+func keyGroupColumn(mem memory.Allocator, info *arrowflow.TaskInfo, keys []arrow.Array, rows int) (arrow.Array, error) {
+	b := array.NewUint16Builder(mem)
+	defer b.Release()
+	b.Reserve(rows)
+	if len(keys) == 0 {
+		for i := 0; i < rows; i++ {
+			b.UnsafeAppend(uint16(info.KeyGroups.Start))
+		}
+		return b.NewArray(), nil
+	}
+	hashes := make([]uint64, rows)
+	if err := kernels.HashColumns(keys, nil, hashes); err != nil {
+		return nil, err
+	}
+	for _, h := range hashes {
+		b.UnsafeAppend(uint16(kernels.KeyGroupOf(h, info.MaxParallelism)))
+	}
+	return b.NewArray(), nil
 }
 
 // writeMeta writes the subtask's watermark as the one-row meta table.
@@ -521,7 +555,7 @@ func (o *aggOp) RestoreState(r state.SnapshotReader) error {
 			return fmt.Errorf("window aggregate %s: snapshot state schema %s does not match this job's %s", o.info.Name, rec.Schema(), o.c.state)
 		}
 		n := int(rec.NumRows())
-		st := array.NewRecordBatch(o.c.gbState, rec.Columns()[1:], int64(n))
+		st := array.NewRecordBatch(o.c.gbState, rec.Columns()[2:], int64(n))
 		defer st.Release()
 		keys := make([]arrow.Array, len(o.cfg.Keys))
 		for i := range keys {

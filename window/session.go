@@ -435,6 +435,7 @@ func (o *sessionOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
 		cols := []arrow.Array{sb.NewArray(), eb.NewArray()}
 		sb.Release()
 		eb.Release()
+		var keyCols []arrow.Array
 		if o.keyTable != nil {
 			for _, k := range o.keyTable.Keys(o.mem) {
 				taken, err := kernels.Take(o.mem, k, kidx)
@@ -442,9 +443,14 @@ func (o *sessionOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
 				if err != nil {
 					return err
 				}
-				cols = append(cols, taken)
+				keyCols = append(keyCols, taken)
 			}
 		}
+		kg, err := keyGroupColumn(o.mem, o.info, keyCols, rows)
+		if err != nil {
+			return err
+		}
+		cols = append(append(cols, kg), keyCols...)
 		for _, c := range comb.Columns()[1:] {
 			c.Retain()
 			cols = append(cols, c)
@@ -453,7 +459,7 @@ func (o *sessionOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
 		for _, c := range cols {
 			c.Release()
 		}
-		err := w.Write(stateTable, rec)
+		err = w.Write(stateTable, rec)
 		rec.Release()
 		if err != nil {
 			return err
@@ -462,10 +468,14 @@ func (o *sessionOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
 	return writeMeta(o.mem, o.wm, w)
 }
 
-// sessionStateSchema: _start, _end, the key fields, the accumulators'
-// state fields.
+// sessionStateSchema: _start, _end, _key_group, the key fields, the
+// accumulators' state fields.
 func (o *sessionOp) sessionStateSchema() *arrow.Schema {
-	fields := []arrow.Field{{Name: "_start", Type: arrow.PrimitiveTypes.Int64}, {Name: "_end", Type: arrow.PrimitiveTypes.Int64}}
+	fields := []arrow.Field{
+		{Name: "_start", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "_end", Type: arrow.PrimitiveTypes.Int64},
+		{Name: state.KeyGroupColumn, Type: arrow.PrimitiveTypes.Uint16},
+	}
 	for _, k := range o.c.keyIdx {
 		fields = append(fields, o.cfg.Input.Field(k))
 	}
@@ -488,7 +498,7 @@ func (o *sessionOp) RestoreState(r state.SnapshotReader) error {
 			return fmt.Errorf("window aggregate %s: snapshot schema %s does not match this job's %s", o.info.Name, rec.Schema(), o.sessionStateSchema())
 		}
 		n := int(rec.NumRows())
-		keys := rec.Columns()[2 : 2+nk]
+		keys := rec.Columns()[3 : 3+nk]
 		var owned []int32
 		if nk == 0 {
 			if o.info.Subtask != 0 {
@@ -537,7 +547,7 @@ func (o *sessionOp) RestoreState(r state.SnapshotReader) error {
 		}
 		sidCol := array.NewInt64Data(array.NewData(arrow.PrimitiveTypes.Int64, n,
 			[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(sids))}, nil, 0, 0))
-		st := array.NewRecordBatch(o.gb.StateSchema(), append([]arrow.Array{sidCol}, rec.Columns()[2+nk:]...), int64(n))
+		st := array.NewRecordBatch(o.gb.StateSchema(), append([]arrow.Array{sidCol}, rec.Columns()[3+nk:]...), int64(n))
 		sidCol.Release()
 		defer st.Release()
 		return o.gb.Merge(st, owned)
