@@ -106,3 +106,68 @@ func BenchmarkAggregate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAggregateSnapshot: snapshot (to FileStore files) and restore of
+// a tumbling window's state holding 1e6 keys, with count(*) and max(v).
+func BenchmarkAggregateSnapshot(b *testing.B) {
+	const keys = 1_000_000
+	batches := benchStream(4<<20, keys) // 4M rows in one 1 h window: about 980k distinct keys
+	a := Aggregate{Input: batches[0].Schema(), Time: "ts", Window: Tumbling(time.Hour), Keys: []string{"key"},
+		Aggs: []Agg{{Func: kernels.AggCountStar, Name: "n"}, {Func: kernels.AggMax, Args: []string{"v"}, Name: "max_v"}}}
+	info := func() *arrowflow.TaskInfo {
+		return &arrowflow.TaskInfo{Job: "bench", Name: "win", Parallelism: 1, MaxParallelism: state.DefaultMaxParallelism,
+			KeyGroups: state.RangeOf(0, state.DefaultMaxParallelism, 1), Allocator: memory.DefaultAllocator}
+	}
+	op := a.Factory()()
+	if err := op.Open(info()); err != nil {
+		b.Fatal(err)
+	}
+	out := &discard{}
+	for _, rec := range batches {
+		rec.Retain()
+		if err := op.ProcessBatch(0, arrowflow.NewBatch(rec), out); err != nil {
+			b.Fatal(err)
+		}
+	}
+	store, err := state.NewFileStore(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var h state.Handle
+	epoch := uint64(0) // a snapshot file is written once: every run takes a new epoch
+	b.Run("snapshot", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			epoch++
+			w, err := store.Create(state.SnapshotID{Job: "bench", Epoch: epoch, Operator: "win"}, state.RangeOf(0, state.DefaultMaxParallelism, 1))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := op.SnapshotState(epoch, w); err != nil {
+				b.Fatal(err)
+			}
+			if h, err = w.Finish(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(h.Bytes), "bytes")
+		b.ReportMetric(float64(h.Bytes)/keys, "bytes/key")
+	})
+	b.Run("restore", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			r, err := store.Open(h, memory.DefaultAllocator)
+			if err != nil {
+				b.Fatal(err)
+			}
+			fresh := a.Factory()()
+			if err := fresh.Open(info()); err != nil {
+				b.Fatal(err)
+			}
+			if err := fresh.RestoreState(r); err != nil {
+				b.Fatal(err)
+			}
+			r.Close()
+			fresh.Close()
+		}
+	})
+	op.Close()
+}
