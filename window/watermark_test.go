@@ -1,10 +1,12 @@
 package window
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/internal/testutil"
 )
 
 func TestSplitWatermarks(t *testing.T) {
@@ -66,5 +68,54 @@ func TestSplitWatermarksWithoutIdleness(t *testing.T) {
 	w.Observe("quiet", arrowflow.MinEventTime+5, t0)
 	if got := w.Watermark(t0); got != arrowflow.MinEventTime+5 {
 		t.Fatalf("got %v", got)
+	}
+}
+
+// A split that goes quiet must not stall the windows of the others: with
+// an idle timeout, windows fire while the busy split keeps producing;
+// without one, nothing fires before the end of the stream.
+func TestIdleSplitDoesNotStallWindows(t *testing.T) {
+	mem := testutil.CheckedAllocator(t)
+	a := testAggregate(Tumbling(time.Second), 0)
+	for _, idle := range []time.Duration{0, 100 * time.Millisecond} {
+		subs := openSubtasks(t, mem, a, 1)
+		out := &collector{}
+		wmGen := NewSplitWatermarks(200*time.Millisecond, idle)
+		clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		k, v := int64(1), int64(1)
+		// Split "quiet" produces one row at the start, then nothing.
+		wmGen.Observe("quiet", arrowflow.EventTime(1_700_000_000_000*int64(time.Millisecond)), clock)
+		firedEarly := 0
+		for i := 0; i < 100; i++ {
+			clock = clock.Add(10 * time.Millisecond)
+			ts := int64(1_700_000_000_000 + i*100) // 10 s of event time on split "busy"
+			wmGen.Observe("busy", arrowflow.EventTime(ts*int64(time.Millisecond)), clock)
+			feed(t, mem, subs, []row{{key: &k, ts: ts, v: &v}}, wmGen.Watermark(clock), out)
+			firedEarly = len(out.batches)
+		}
+		if idle == 0 && firedEarly != 0 {
+			t.Fatalf("without idleness the quiet split must hold every window back; %d fired", firedEarly)
+		}
+		if idle > 0 && firedEarly < 8 {
+			t.Fatalf("with an idle timeout, windows of the busy split must fire; only %d did", firedEarly)
+		}
+		for _, s := range subs {
+			if err := s.op.ProcessWatermark(arrowflow.MaxEventTime, out); err != nil {
+				t.Fatal(err)
+			}
+			s.op.Close()
+		}
+		got := readResults(t, out.batches)
+		total := 0
+		for _, r := range got {
+			var n, cnt int
+			var rest string
+			fmt.Sscanf(r.aggs, "n=%d cnt=%d %s", &n, &cnt, &rest)
+			total += n
+		}
+		if total != 100 {
+			t.Fatalf("idle=%s: windows hold %d rows, want all 100", idle, total)
+		}
+		out.release()
 	}
 }
