@@ -95,19 +95,8 @@ func (n *caseNode) eval(ctx *evalCtx, sel []int32) (*vec, error) {
 	out := &n.s.out
 	out.typ, out.kind = n.dt, mustKind(n.dt)
 	nulls := out.setNulls(&n.s.nulls, ctx.n)
-	switch out.kind {
-	case kindBool:
-		out.b = grow(out.b, ctx.n)
-	case kindInt32:
-		out.i32 = grow(out.i32, ctx.n)
-	case kindInt64:
-		out.i64 = grow(out.i64, ctx.n)
-	case kindFloat64:
-		out.f64 = grow(out.f64, ctx.n)
-	case kindBytes:
-		out.so, out.eo = grow(out.so, ctx.n), grow(out.eo, ctx.n)
-		out.data = out.data[:0]
-	}
+	out.growValues(ctx.n)
+	out.data = out.data[:0]
 	rem := n.remaining[0][:0]
 	if sel == nil {
 		for r := 0; r < ctx.n; r++ {

@@ -151,17 +151,8 @@ func (n *nullCastNode) eval(ctx *evalCtx, sel []int32) (*vec, error) {
 	for i := range nulls {
 		nulls[i] = true
 	}
-	switch out.kind {
-	case kindBool:
-		out.b = grow(out.b, ctx.n)
-	case kindInt32:
-		out.i32 = grow(out.i32, ctx.n)
-	case kindInt64:
-		out.i64 = grow(out.i64, ctx.n)
-	case kindFloat64:
-		out.f64 = grow(out.f64, ctx.n)
-	case kindBytes:
-		out.so, out.eo = grow(out.so, ctx.n), grow(out.eo, ctx.n)
+	out.growValues(ctx.n)
+	if out.kind == kindBytes {
 		clear(out.so)
 		clear(out.eo)
 	}

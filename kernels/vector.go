@@ -99,6 +99,23 @@ func (v *vec) setNulls(buf *[]bool, n int) []bool {
 	return v.nulls
 }
 
+// growValues makes v's value slices of its kind n long (scratch: contents
+// unspecified; bytes vectors get start and end offsets, not data).
+func (v *vec) growValues(n int) {
+	switch v.kind {
+	case kindBool:
+		v.b = grow(v.b, n)
+	case kindInt32:
+		v.i32 = grow(v.i32, n)
+	case kindInt64:
+		v.i64 = grow(v.i64, n)
+	case kindFloat64:
+		v.f64 = grow(v.f64, n)
+	case kindBytes:
+		v.so, v.eo = grow(v.so, n), grow(v.eo, n)
+	}
+}
+
 // bytesAt returns the value of a bytes vector at row r.
 func (v *vec) bytesAt(r int32) []byte { return v.data[v.so[r]:v.eo[r]] }
 
