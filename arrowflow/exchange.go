@@ -20,6 +20,7 @@ type edgeWriter struct {
 	edge    string // "producer -> consumer", for errors
 	kind    EdgeKind
 	keys    []string
+	side    string   // the producer's side output this edge carries; "" for the main output
 	targets []target // indexed by consumer subtask (one target for pointwise forward)
 	maxPar  int
 	next    int // round-robin position for rebalance

@@ -75,6 +75,17 @@ type Input struct {
 	// Keys are the key columns of a keyed edge, by name in the upstream
 	// node's output schema.
 	Keys []string
+	// Side names a side output of From (such as a windowed aggregate's late
+	// rows) instead of its main output; see FromSide.
+	Side string
+}
+
+// FromSide makes the input read the named side output of its node instead
+// of the main output: an operator emits to it through SideEmitter. A side
+// input never chains with its producer.
+func (in Input) FromSide(name string) Input {
+	in.Side = name
+	return in
 }
 
 // Forward connects subtask i of from to subtask i of the consumer.
@@ -201,6 +212,9 @@ func (g *Graph) add(name string, kind NodeKind, parallelism int, inputs []Input)
 		case in.From.kind == SinkNode:
 			g.errorf("%s %q: input %d: sink %q has no output", kind, name, i, in.From.name)
 			continue
+		case in.Side != "" && in.From.kind != OperatorNode:
+			g.errorf("%s %q: input %d: only operators have side outputs, %q is a %s", kind, name, i, in.From.name, in.From.kind)
+			continue
 		}
 		switch in.Kind {
 		case ForwardEdge:
@@ -232,7 +246,7 @@ func (g *Graph) validate() error {
 		case SinkNode:
 			sinks++
 		}
-		if n.kind != SinkNode && len(n.outputs) == 0 {
+		if n.kind != SinkNode && !mainConsumed(n) {
 			errs = append(errs, fmt.Errorf("%s %q: output is not consumed; connect it to an operator or sink", n.kind, n.name))
 		}
 	}
@@ -246,4 +260,17 @@ func (g *Graph) validate() error {
 		return fmt.Errorf("job %q: invalid graph: %w", g.name, errors.Join(errs...))
 	}
 	return nil
+}
+
+// mainConsumed reports whether some consumer reads n's main output (side
+// outputs alone would drop the main one).
+func mainConsumed(n *Node) bool {
+	for _, v := range n.outputs {
+		for _, in := range v.inputs {
+			if in.From == n && in.Side == "" {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -151,6 +151,7 @@ func (g *Graph) Plan(opts Options) (*Job, error) {
 						edge:   fmt.Sprintf("%s -> %s", u.name, v.name),
 						kind:   in.Kind,
 						keys:   in.Keys,
+						side:   in.Side,
 						maxPar: opts.MaxParallelism,
 					}
 					ct := tasksOf[cons]

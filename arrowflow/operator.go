@@ -35,6 +35,15 @@ type TaskInfo struct {
 	StateBudget *state.BudgetAccount
 }
 
+// SideEmitter is implemented by the Emitters the runtime gives operators:
+// EmitSide passes a batch (taking over its reference) to the consumers of
+// the operator's side output of that name, those whose Input uses
+// FromSide(output). A side output nobody consumes drops its batches.
+// Operators should type-assert for it, since test emitters may lack it.
+type SideEmitter interface {
+	EmitSide(output string, b Batch) error
+}
+
 // Emitter receives an operator's output in order.
 type Emitter interface {
 	// Emit passes a batch downstream, taking over its reference.

@@ -30,7 +30,7 @@ func (c *chain) name() string {
 // a forward edge of equal parallelism where the producer has no other
 // consumer.
 func chainable(v *Node) bool {
-	if len(v.inputs) != 1 || v.inputs[0].Kind != ForwardEdge {
+	if len(v.inputs) != 1 || v.inputs[0].Kind != ForwardEdge || v.inputs[0].Side != "" {
 		return false
 	}
 	u := v.inputs[0].From
@@ -94,7 +94,11 @@ func explain(g *Graph, chains []*chain, chainOf map[*Node]*chain, maxPar int) st
 			if in.Kind == KeyedEdge {
 				edge = fmt.Sprintf("keyed by [%s] over %d key groups", strings.Join(in.Keys, ", "), maxPar)
 			}
-			fmt.Fprintf(&b, "  <- %s from task %d (%s)\n", edge, chainOf[in.From].id+1, in.From.name)
+			from := in.From.name
+			if in.Side != "" {
+				from += ", side output " + strconvQuote(in.Side)
+			}
+			fmt.Fprintf(&b, "  <- %s from task %d (%s)\n", edge, chainOf[in.From].id+1, from)
 		}
 	}
 	return b.String()
@@ -104,3 +108,5 @@ func explain(g *Graph, chains []*chain, chainOf map[*Node]*chain, maxPar int) st
 func keyGroupsOf(n *Node, subtask, maxPar int) state.KeyGroupRange {
 	return state.RangeOf(subtask, maxPar, n.parallelism)
 }
+
+func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }

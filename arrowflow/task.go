@@ -39,6 +39,9 @@ type task struct {
 	writer  SinkWriter
 	outputs []*edgeWriter
 	tail    *tailEmitter
+	// outputsBySide groups outputs by the producer output they carry (""
+	// for the main one); built on first use.
+	outputsBySide map[string][]*edgeWriter
 
 	entry Emitter // where the source's batches go
 
@@ -73,6 +76,14 @@ func (e *opEmitter) Emit(b Batch) error {
 }
 
 func (e *opEmitter) EmitWatermark(wm EventTime) error { return e.t.callWatermark(e.next, wm) }
+
+// EmitSide drops the batch: an operator inside a chain has exactly one
+// consumer, the next operator, so none of its side outputs is consumed
+// (a side consumer would have ended the chain).
+func (e *opEmitter) EmitSide(_ string, b Batch) error {
+	b.Release()
+	return nil
+}
 
 func (t *task) callBatch(inst *opInstance, input int, b Batch) error {
 	prev := t.current
@@ -122,8 +133,35 @@ func (e *tailEmitter) Emit(b Batch) error {
 		t.current = prev
 		return t.nodeErr(t.sink, err)
 	}
-	last := len(t.outputs) - 1
-	for i, w := range t.outputs {
+	return t.emitTo("", b)
+}
+
+// EmitSide passes a batch to the consumers of the named side output, or
+// drops it when there are none.
+func (e *tailEmitter) EmitSide(output string, b Batch) error {
+	if b.NumRows() == 0 || e.t.writer != nil {
+		b.Release()
+		return nil
+	}
+	return e.t.emitTo(output, b)
+}
+
+// emitTo passes b to every edge writer of the given output ("" for the
+// main one), sharing the batch among them.
+func (t *task) emitTo(side string, b Batch) error {
+	if t.outputsBySide == nil {
+		t.outputsBySide = map[string][]*edgeWriter{}
+		for _, w := range t.outputs {
+			t.outputsBySide[w.side] = append(t.outputsBySide[w.side], w)
+		}
+	}
+	ws := t.outputsBySide[side]
+	if len(ws) == 0 {
+		b.Release()
+		return nil
+	}
+	last := len(ws) - 1
+	for i, w := range ws {
 		m := b
 		if i < last {
 			m = b.Share()

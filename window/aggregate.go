@@ -48,6 +48,11 @@ type Aggregate struct {
 	// AllowedLateness delays firing past the window's end, so that rows up
 	// to this much behind the watermark still count.
 	AllowedLateness time.Duration
+	// LateOutput, when set, names the side output that receives late rows
+	// (as they came in, in the input schema); consume it with
+	// arrowflow.Forward(node).FromSide(LateOutput) or another edge kind.
+	// Late rows are counted in Stats.LateRows either way.
+	LateOutput string
 }
 
 // Stats are a windowed aggregate subtask's counters.
@@ -185,6 +190,7 @@ type aggOp struct {
 	// scratch
 	batchPanes []int64
 	batchSels  [][]int32
+	late       []int32
 }
 
 func (o *aggOp) Open(info *arrowflow.TaskInfo) error {
@@ -248,6 +254,7 @@ func (o *aggOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) er
 		o.batchSels[i] = o.batchSels[i][:0]
 	}
 	n := b.NumRows()
+	o.late = o.late[:0]
 	last := -1 // index in batchPanes of the previous row's pane
 	for k := 0; k < n; k++ {
 		r := b.Row(k)
@@ -259,6 +266,7 @@ func (o *aggOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) er
 		p := floorTo(t, o.pane, o.offset)
 		if o.fired(o.cfg.Window.lastWindowEnd(p), o.wm) {
 			o.stats.LateRows++
+			o.late = append(o.late, int32(r))
 			continue
 		}
 		if last < 0 || o.batchPanes[last] != p {
@@ -282,7 +290,25 @@ func (o *aggOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) er
 			return fmt.Errorf("window aggregate %s: %w", o.info.Name, err)
 		}
 	}
+	if err := emitLate(o.cfg.LateOutput, b, o.late, out); err != nil {
+		return err
+	}
 	return o.reportState()
+}
+
+// emitLate sends the late rows of b to the late-data side output, sharing
+// b's record (no copy).
+func emitLate(output string, b arrowflow.Batch, late []int32, out arrowflow.Emitter) error {
+	if output == "" || len(late) == 0 {
+		return nil
+	}
+	side, ok := out.(arrowflow.SideEmitter)
+	if !ok {
+		return nil
+	}
+	lb := arrowflow.Batch{Record: b.Record, Sel: slices.Clone(late)}
+	b.Record.Retain()
+	return side.EmitSide(output, lb)
 }
 
 // reportState tells the job's state memory budget how much this subtask

@@ -202,7 +202,7 @@ func readResults(t testing.TB, batches []arrowflow.Batch) []result {
 
 func testAggregate(spec Spec, lateness time.Duration) Aggregate {
 	return Aggregate{
-		Input: inSchema, Time: "ts", Window: spec, Keys: []string{"key"}, AllowedLateness: lateness,
+		Input: inSchema, Time: "ts", Window: spec, Keys: []string{"key"}, AllowedLateness: lateness, LateOutput: "late",
 		Aggs: []Agg{
 			{Func: kernels.AggCountStar, Name: "n"},
 			{Func: kernels.AggCount, Args: []string{"v"}, Name: "cnt"},
@@ -212,12 +212,35 @@ func testAggregate(spec Spec, lateness time.Duration) Aggregate {
 	}
 }
 
-type collector struct{ batches []arrowflow.Batch }
+type collector struct {
+	batches []arrowflow.Batch
+	late    []arrowflow.Batch // the "late" side output
+}
+
+func (c *collector) EmitSide(output string, b arrowflow.Batch) error {
+	if output != "late" {
+		b.Release()
+		return fmt.Errorf("unexpected side output %q", output)
+	}
+	c.late = append(c.late, b)
+	return nil
+}
+
+func (c *collector) lateRows() int64 {
+	var n int64
+	for _, b := range c.late {
+		n += int64(b.NumRows())
+	}
+	return n
+}
 
 func (c *collector) Emit(b arrowflow.Batch) error            { c.batches = append(c.batches, b); return nil }
 func (c *collector) EmitWatermark(arrowflow.EventTime) error { return nil }
 func (c *collector) release() {
 	for _, b := range c.batches {
+		b.Release()
+	}
+	for _, b := range c.late {
 		b.Release()
 	}
 }
@@ -307,6 +330,10 @@ func run(t testing.TB, mem memory.Allocator, a Aggregate, rows []row, batch int,
 		if err := s.op.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// (Counters are per instance: a restore starts them again.)
+	if a.LateOutput != "" && restoreAt == 0 && out.lateRows() != total.LateRows {
+		t.Errorf("%d rows on the late output, %d counted late", out.lateRows(), total.LateRows)
 	}
 	return readResults(t, out.batches), total
 }

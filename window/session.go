@@ -57,6 +57,7 @@ type sessionOp struct {
 	kids []uint32
 	sids []int64
 	sel  []int32
+	late []int32
 }
 
 // Session is the spec of session windows that close after gap without
@@ -175,6 +176,7 @@ func (o *sessionOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter
 	rows := int(rec.NumRows())
 	o.sids = slices.Grow(o.sids[:0], rows)[:rows]
 	o.sel = o.sel[:0]
+	o.late = o.late[:0]
 	ts := rec.Column(o.c.timeIdx).(*array.Timestamp)
 	unit := o.c.timeType.Unit
 	for k := 0; k < n; k++ {
@@ -187,6 +189,7 @@ func (o *sessionOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter
 		sid, ok := o.assign(o.kids[k], t)
 		if !ok {
 			o.stats.LateRows++
+			o.late = append(o.late, int32(r))
 			continue
 		}
 		o.sids[r] = sid
@@ -202,6 +205,9 @@ func (o *sessionOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter
 		if err != nil {
 			return fmt.Errorf("window aggregate %s: %w", o.info.Name, err)
 		}
+	}
+	if err := emitLate(o.cfg.LateOutput, b, o.late, out); err != nil {
+		return err
 	}
 	return o.reportState()
 }
