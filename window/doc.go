@@ -12,6 +12,7 @@
 // and dropped, when every window it belongs to has fired; a row whose
 // earlier windows have fired still counts in its later ones.
 //
-// Still to come (issue 4): processing-time windows, a late-data output,
-// and compressed snapshot files.
+// Late rows are counted and, when Aggregate.LateOutput is set, sent to a
+// side output of that name. Still to come (issue 4): processing-time
+// windows, which need a timer service in the runtime.
 package window
