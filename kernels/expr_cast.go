@@ -9,9 +9,10 @@ import (
 )
 
 // castFn converts the selected rows of in into out (whose typ and kind are
-// set). A row that cannot be converted returns a rowError; with try set
-// the row becomes NULL instead (out.nulls is prepared by the caller as a
-// copy of in's null flags whenever try is set).
+// set). A row that cannot be converted goes through c.tryNull: under
+// TRY_CAST it becomes NULL (out.nulls is prepared by the caller as a copy
+// of in's null flags whenever try is set) and conversion goes on;
+// otherwise its badCast error ends the call.
 type castFn func(c *castNode, in, out *vec, sel []int32, n int) error
 
 // castNode evaluates CAST and TRY_CAST.
@@ -24,8 +25,8 @@ type castNode struct {
 	s   scratch
 }
 
-// errCastRow is returned by a castFn for a value it cannot convert; the
-// node turns it into a NULL (TRY_CAST) or an error naming the row.
+// castRowError is returned by a castFn for a value it cannot convert (or
+// a batch it cannot hold); the node turns it into an error naming the row.
 type castRowError struct {
 	row int32
 	msg string
@@ -37,15 +38,15 @@ func badCast(row int32, format string, args ...any) error {
 	return &castRowError{row: row, msg: fmt.Sprintf(format, args...)}
 }
 
-// fail records that row r cannot be converted: under TRY_CAST the row
-// becomes NULL and conversion goes on (nil is returned), otherwise the
-// row's error is returned.
-func (c *castNode) fail(out *vec, r int32, format string, args ...any) error {
+// tryNull handles a row that cannot be converted under TRY_CAST: it makes
+// the row NULL and reports true, so the kernel goes on; without TRY it
+// reports false and the kernel returns the row's badCast error. (The error
+// is built only then: formatting it for every bad row would allocate.)
+func (c *castNode) tryNull(out *vec, r int32) bool {
 	if c.try {
 		out.nulls[r] = true
-		return nil
 	}
-	return badCast(r, format, args...)
+	return c.try
 }
 
 func (n *castNode) eval(ctx *evalCtx, sel []int32) (*vec, error) {
@@ -64,30 +65,16 @@ func (n *castNode) eval(ctx *evalCtx, sel []int32) (*vec, error) {
 			forSel(sel, ctx.n, func(r int32) { nulls[r] = false })
 		}
 	}
-	for {
-		err := n.fn(n, in, out, sel, ctx.n)
-		if err == nil {
-			return out, nil
-		}
+	// Kernels handle TRY_CAST themselves (castNode.fail nulls the row), so
+	// a conversion error here always fails the evaluation.
+	if err := n.fn(n, in, out, sel, ctx.n); err != nil {
 		var ce *castRowError
-		if !errors.As(err, &ce) {
-			return nil, err
-		}
-		if !n.try {
+		if errors.As(err, &ce) {
 			return nil, rowErr(n.src, ce.row, "%s", ce.msg)
 		}
-		// TRY_CAST: null the failing row and convert the rest again;
-		// castFns skip rows that are already null.
-		out.nulls[ce.row] = true
-		in = maskedVec(in, out.nulls)
+		return nil, err
 	}
-}
-
-// maskedVec is in with the null flags of nulls (a superset of in's).
-func maskedVec(in *vec, nulls []bool) *vec {
-	c := *in
-	c.nulls = nulls
-	return &c
+	return out, nil
 }
 
 func mustKind(dt arrow.DataType) physKind {
@@ -255,7 +242,9 @@ func castIntInt(to arrow.DataType) castFn {
 			}
 			x := readInt(in, r)
 			if x < lo || x > hi {
-				err = c.fail(out, r, "value %d out of range for %s", x, to)
+				if !c.tryNull(out, r) {
+					err = badCast(r, "value %d out of range for %s", x, to)
+				}
 				return
 			}
 			if out.kind == kindInt32 {
@@ -324,7 +313,9 @@ func castFloatInt(to arrow.DataType) castFn {
 			// float64(hi) may round up to 2^63; the comparison with >= keeps
 			// 2^63 itself out of int64.
 			if f != f || f < float64(lo) || f >= float64(hi)+1 || (hi == math.MaxInt64 && f >= math.MaxInt64) {
-				err = c.fail(out, r, "value %v out of range for %s", in.f64[r], to)
+				if !c.tryNull(out, r) {
+					err = badCast(r, "value %v out of range for %s", in.f64[r], to)
+				}
 				return
 			}
 			if out.kind == kindInt32 {
@@ -427,7 +418,9 @@ func castTemporal(from, to arrow.DataType) castFn {
 				m := fromN / toN
 				y = x * m
 				if x != 0 && (y/m != x) {
-					err = c.fail(out, r, "value %d of %s out of range for %s", x, from, to)
+					if !c.tryNull(out, r) {
+						err = badCast(r, "value %d of %s out of range for %s", x, from, to)
+					}
 					return
 				}
 			} else {
@@ -439,7 +432,9 @@ func castTemporal(from, to arrow.DataType) castFn {
 			}
 			if out.kind == kindInt32 {
 				if y < math.MinInt32 || y > math.MaxInt32 {
-					err = c.fail(out, r, "value %d of %s out of range for %s", x, from, to)
+					if !c.tryNull(out, r) {
+						err = badCast(r, "value %d of %s out of range for %s", x, from, to)
+					}
 					return
 				}
 				out.i32[r] = int32(y)

@@ -181,8 +181,7 @@ func castBinaryToString(c *castNode, in, out *vec, sel []int32, n int) error {
 		}
 		b := in.data[in.so[r]:in.eo[r]]
 		if !utf8.Valid(b) {
-			if c.try {
-				out.nulls[r] = true
+			if c.tryNull(out, r) {
 				continue
 			}
 			return badCast(r, "binary value %q is not valid UTF-8", b)
@@ -284,8 +283,7 @@ func castStringToInt(to arrow.DataType) castFn {
 			b := castTrim(in.data[in.so[r]:in.eo[r]])
 			v, ok, overflow := castParseInt(b)
 			if !ok || overflow || v < lo || v > hi {
-				if c.try {
-					out.nulls[r] = true
+				if c.tryNull(out, r) {
 					continue
 				}
 				if ok {
@@ -319,8 +317,7 @@ func castStringToFloat(to arrow.DataType) castFn {
 			b := castTrim(in.data[in.so[r]:in.eo[r]])
 			f, err := strconv.ParseFloat(bytesString(b), bits)
 			if err != nil && !castRangeErr(err) {
-				if c.try {
-					out.nulls[r] = true
+				if c.tryNull(out, r) {
 					continue
 				}
 				return badCast(r, "cannot parse %q as %s", b, to)
@@ -347,8 +344,7 @@ func castStringToBool(c *castNode, in, out *vec, sel []int32, n int) error {
 		b := castTrim(in.data[in.so[r]:in.eo[r]])
 		v, ok := castParseBool(b)
 		if !ok {
-			if c.try {
-				out.nulls[r] = true
+			if c.tryNull(out, r) {
 				continue
 			}
 			return badCast(r, "cannot parse %q as bool", b)
@@ -472,8 +468,7 @@ func castStringToTime(dst tmSource) castFn {
 				}
 			}
 			if !ok || !inRange {
-				if c.try {
-					out.nulls[r] = true
+				if c.tryNull(out, r) {
 					continue
 				}
 				if ok {
