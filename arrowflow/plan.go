@@ -96,7 +96,7 @@ func explain(g *Graph, chains []*chain, chainOf map[*Node]*chain, maxPar int) st
 			}
 			from := in.From.name
 			if in.Side != "" {
-				from += ", side output " + strconvQuote(in.Side)
+				from += fmt.Sprintf(", side output %q", in.Side)
 			}
 			fmt.Fprintf(&b, "  <- %s from task %d (%s)\n", edge, chainOf[in.From].id+1, from)
 		}
@@ -108,5 +108,3 @@ func explain(g *Graph, chains []*chain, chainOf map[*Node]*chain, maxPar int) st
 func keyGroupsOf(n *Node, subtask, maxPar int) state.KeyGroupRange {
 	return state.RangeOf(subtask, maxPar, n.parallelism)
 }
-
-func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }

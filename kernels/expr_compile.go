@@ -229,7 +229,6 @@ func (p *Program) run(rec arrow.RecordBatch, sel []int32) (*vec, error) {
 // arrives).
 type litNode struct {
 	nodeBase
-	lit    *LiteralExpr
 	filled int
 	v      vec
 	isNull bool
@@ -293,7 +292,7 @@ func newLitNode(e *LiteralExpr) (node, error) {
 			dt = l.Type
 		}
 	}
-	n := &litNode{nodeBase: nodeBase{src: e, dt: evalType(dt)}, lit: e}
+	n := &litNode{nodeBase: nodeBase{src: e, dt: evalType(dt)}}
 	if dt.ID() == arrow.NULL {
 		if e.Value != nil {
 			return nil, compileErr(e, "a literal of type null must have a nil value")

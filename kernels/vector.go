@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -394,18 +395,9 @@ func gatherFixed[T int32 | int64 | float64](mem memory.Allocator, src []T, sel [
 		rows = len(sel)
 	}
 	var zero T
-	size := int(elemSize(zero))
 	buf := memory.NewResizableBuffer(mem)
-	buf.Resize(rows * size)
-	var dst []T
-	switch p := any(&dst).(type) {
-	case *[]int32:
-		*p = arrow.Int32Traits.CastFromBytes(buf.Bytes())
-	case *[]int64:
-		*p = arrow.Int64Traits.CastFromBytes(buf.Bytes())
-	case *[]float64:
-		*p = arrow.Float64Traits.CastFromBytes(buf.Bytes())
-	}
+	buf.Resize(rows * int(unsafe.Sizeof(zero)))
+	dst := arrow.GetData[T](buf.Bytes())
 	if sel == nil {
 		copy(dst, src[:n])
 	} else {
@@ -414,13 +406,4 @@ func gatherFixed[T int32 | int64 | float64](mem memory.Allocator, src []T, sel [
 		}
 	}
 	return buf
-}
-
-func elemSize[T int32 | int64 | float64](T) uintptr {
-	var z T
-	switch any(z).(type) {
-	case int32:
-		return 4
-	}
-	return 8
 }

@@ -191,6 +191,7 @@ type aggOp struct {
 	batchPanes []int64
 	batchSels  [][]int32
 	late       []int32
+	fireEnds   []int64
 }
 
 func (o *aggOp) Open(info *arrowflow.TaskInfo) error {
@@ -222,12 +223,26 @@ func (o *aggOp) Stats() Stats {
 
 // fired reports whether the window ending at end has fired at watermark wm.
 func (o *aggOp) fired(end int64, wm arrowflow.EventTime) bool {
-	// A window [start, end) is complete when the watermark reaches its
-	// last instant (a watermark t promises no more rows at or before t),
-	// plus the allowed lateness. The last instant is one tick of the
-	// event-time column before the end (end - 1 ms for milliseconds, as in
-	// Flink).
-	return int64(wm) >= satAdd(end-o.tick, o.lateness)
+	return windowFired(end, o.tick, o.lateness, wm)
+}
+
+// windowFired reports whether a window (or session) ending at end has
+// fired at watermark wm. A window [start, end) is complete when the
+// watermark reaches its last instant (a watermark t promises no more rows
+// at or before t), plus the allowed lateness. The last instant is one tick
+// of the event-time column before the end (end - 1 ms for milliseconds, as
+// in Flink).
+func windowFired(end, tick, lateness int64, wm arrowflow.EventTime) bool {
+	return int64(wm) >= satAdd(end-tick, lateness)
+}
+
+// checkInput verifies a batch has the schema the operator was configured
+// for (a pointer comparison first: the schema object rarely changes).
+func checkInput(rec arrow.RecordBatch, input *arrow.Schema) error {
+	if s := rec.Schema(); s != input && !s.Equal(input) {
+		return fmt.Errorf("window aggregate: batch schema %s differs from the configured input %s", s, input)
+	}
+	return nil
 }
 
 // maxFreePanes bounds how many emptied pane tables a subtask keeps for
@@ -244,8 +259,8 @@ func satAdd(a, b int64) int64 {
 func (o *aggOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) error {
 	defer b.Release()
 	rec := b.Record
-	if !rec.Schema().Equal(o.cfg.Input) {
-		return fmt.Errorf("window aggregate: batch schema %s differs from the configured input %s", rec.Schema(), o.cfg.Input)
+	if err := checkInput(rec, o.cfg.Input); err != nil {
+		return err
 	}
 	ts := rec.Column(o.c.timeIdx).(*array.Timestamp)
 	unit := o.c.timeType.Unit
@@ -368,21 +383,20 @@ func (o *aggOp) fire(prev, wm arrowflow.EventTime, out arrowflow.Emitter) error 
 	}
 	step := o.cfg.Window.step()
 	// The windows to fire are those containing a held pane whose end
-	// crosses the watermark now.
-	var ends []int64
-	seen := map[int64]bool{}
+	// crosses the watermark now (several panes name the same window).
+	ends := o.fireEnds[:0]
 	for p := range o.panes {
 		// Windows containing pane p start at the step boundaries in
 		// (p - size, p].
 		for s := floorTo(p, step, o.offset); s > p-o.size; s -= step {
-			end := s + o.size
-			if !seen[end] && o.fired(end, wm) && !o.fired(end, prev) {
-				seen[end] = true
+			if end := s + o.size; o.fired(end, wm) && !o.fired(end, prev) {
 				ends = append(ends, end)
 			}
 		}
 	}
 	slices.Sort(ends)
+	ends = slices.Compact(ends)
+	o.fireEnds = ends
 	for _, end := range ends {
 		if err := o.emitWindow(end-o.size, end, out); err != nil {
 			return err
@@ -574,48 +588,27 @@ func (o *aggOp) RestoreState(r state.SnapshotReader) error {
 	if sawMeta {
 		o.wm = wm
 	}
-	var hashes []uint64
-	defer func() { _ = o.reportState() }()
-	return r.Read(stateTable, func(rec arrow.RecordBatch) error {
+	err = r.Read(stateTable, func(rec arrow.RecordBatch) error {
 		if !rec.Schema().Equal(o.c.state) {
 			return fmt.Errorf("window aggregate %s: snapshot state schema %s does not match this job's %s", o.info.Name, rec.Schema(), o.c.state)
 		}
 		n := int(rec.NumRows())
 		st := array.NewRecordBatch(o.c.gbState, rec.Columns()[2:], int64(n))
 		defer st.Release()
-		keys := make([]arrow.Array, len(o.cfg.Keys))
-		for i := range keys {
-			keys[i] = st.Column(i)
-		}
-		var owned []int32
-		if len(keys) == 0 {
-			// A global window aggregate has one group: subtask 0 keeps it.
-			if o.info.Subtask != 0 {
-				return nil
-			}
-			owned = nil
-		} else {
-			hashes = slices.Grow(hashes[:0], n)[:n]
-			if err := kernels.HashColumns(keys, nil, hashes); err != nil {
-				return err
-			}
-			owned = make([]int32, 0, n)
-			for i, h := range hashes {
-				if o.info.KeyGroups.Contains(state.KeyGroupOf(h, o.info.MaxParallelism)) {
-					owned = append(owned, int32(i))
-				}
-			}
+		owned, err := ownedRows(o.info, st.Columns()[:len(o.cfg.Keys)], n)
+		if err != nil {
+			return err
 		}
 		panes := rec.Column(0).(*array.Int64)
 		bySel := map[int64][]int32{}
 		var order []int64
-		forRows(owned, n, func(i int32) {
+		for _, i := range owned {
 			p := panes.Value(int(i))
 			if _, ok := bySel[p]; !ok {
 				order = append(order, p)
 			}
 			bySel[p] = append(bySel[p], i)
-		})
+		}
 		for _, p := range order {
 			g, err := o.paneState(p)
 			if err != nil {
@@ -627,18 +620,35 @@ func (o *aggOp) RestoreState(r state.SnapshotReader) error {
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return o.reportState()
 }
 
-func forRows(sel []int32, n int, fn func(int32)) {
-	if sel == nil {
-		for i := 0; i < n; i++ {
-			fn(int32(i))
+// ownedRows lists the rows of restored state, keyed by the key columns,
+// that belong to this subtask's key groups. Without keys (a global
+// aggregate) all state belongs to subtask 0.
+func ownedRows(info *arrowflow.TaskInfo, keys []arrow.Array, n int) ([]int32, error) {
+	owned := make([]int32, 0, n)
+	if len(keys) == 0 {
+		if info.Subtask == 0 {
+			for i := 0; i < n; i++ {
+				owned = append(owned, int32(i))
+			}
 		}
-		return
+		return owned, nil
 	}
-	for _, i := range sel {
-		fn(i)
+	hashes := make([]uint64, n)
+	if err := kernels.HashColumns(keys, nil, hashes); err != nil {
+		return nil, err
 	}
+	for i, h := range hashes {
+		if info.KeyGroups.Contains(kernels.KeyGroupOf(h, info.MaxParallelism)) {
+			owned = append(owned, int32(i))
+		}
+	}
+	return owned, nil
 }
 
 func (o *aggOp) Close() error {

@@ -54,10 +54,11 @@ type sessionOp struct {
 	spare    *kernels.GroupBy // reused to combine and to compact
 
 	// scratch
-	kids []uint32
-	sids []int64
-	sel  []int32
-	late []int32
+	kids    []uint32
+	keyCols []arrow.Array
+	sids    []int64
+	sel     []int32
+	late    []int32
 }
 
 // Session is the spec of session windows that close after gap without
@@ -80,10 +81,8 @@ func (o *sessionOp) Open(info *arrowflow.TaskInfo) error {
 	for i, k := range c.keyIdx {
 		keyTypes[i] = o.cfg.Input.Field(k).Type
 	}
-	if len(keyTypes) == 0 {
-		// A global session window: every row has the same (empty) key.
-		keyTypes = nil
-	}
+	// Without keys (a global session window) every row has key id 0 and
+	// there is no key table.
 	if len(keyTypes) > 0 {
 		if o.keyTable, err = kernels.NewGroupTable(keyTypes); err != nil {
 			return err
@@ -121,7 +120,7 @@ func (o *sessionOp) Stats() Stats {
 }
 
 func (o *sessionOp) fired(end int64, wm arrowflow.EventTime) bool {
-	return int64(wm) >= satAdd(end-o.tick, o.lateness)
+	return windowFired(end, o.tick, o.lateness, wm)
 }
 
 func (o *sessionOp) root(sid int64) int64 {
@@ -150,11 +149,13 @@ func (o *sessionOp) keyIDs(rec arrow.RecordBatch, sel []int32, n int) error {
 		}
 		return nil
 	}
-	keys := make([]arrow.Array, len(o.c.keyIdx))
-	for i, k := range o.c.keyIdx {
-		keys[i] = rec.Column(k)
+	o.keyCols = o.keyCols[:0]
+	for _, k := range o.c.keyIdx {
+		o.keyCols = append(o.keyCols, rec.Column(k))
 	}
-	if err := o.keyTable.FindOrInsert(keys, sel, o.kids); err != nil {
+	err := o.keyTable.FindOrInsert(o.keyCols, sel, o.kids)
+	clear(o.keyCols) // hold no reference to the batch
+	if err != nil {
 		return err
 	}
 	for len(o.sessions) < o.keyTable.Len() {
@@ -166,8 +167,8 @@ func (o *sessionOp) keyIDs(rec arrow.RecordBatch, sel []int32, n int) error {
 func (o *sessionOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) error {
 	defer b.Release()
 	rec := b.Record
-	if !rec.Schema().Equal(o.cfg.Input) {
-		return fmt.Errorf("window aggregate: batch schema %s differs from the configured input %s", rec.Schema(), o.cfg.Input)
+	if err := checkInput(rec, o.cfg.Input); err != nil {
+		return err
 	}
 	n := b.NumRows()
 	if err := o.keyIDs(rec, b.Sel, n); err != nil {
@@ -279,13 +280,15 @@ func (o *sessionOp) ProcessWatermark(wm arrowflow.EventTime, out arrowflow.Emitt
 // fire emits the sessions the watermark has closed and compacts the
 // accumulators to the sessions still open.
 func (o *sessionOp) fire(out arrowflow.Emitter) error {
-	firing := map[int64]session{}
+	var firing map[int64]session // made when the first session fires
 	for kid, list := range o.sessions {
 		kept := list[:0]
 		for _, s := range list {
 			if o.fired(s.end, o.wm) {
+				if firing == nil {
+					firing = map[int64]session{}
+				}
 				firing[s.sid] = s
-				_ = kid
 			} else {
 				kept = append(kept, s)
 			}
@@ -505,30 +508,14 @@ func (o *sessionOp) RestoreState(r state.SnapshotReader) error {
 		}
 		n := int(rec.NumRows())
 		keys := rec.Columns()[3 : 3+nk]
-		var owned []int32
-		if nk == 0 {
-			if o.info.Subtask != 0 {
-				return nil
-			}
-			for i := 0; i < n; i++ {
-				owned = append(owned, int32(i))
-			}
-		} else {
-			hashes := make([]uint64, n)
-			if err := kernels.HashColumns(keys, nil, hashes); err != nil {
-				return err
-			}
-			for i, h := range hashes {
-				if o.info.KeyGroups.Contains(state.KeyGroupOf(h, o.info.MaxParallelism)) {
-					owned = append(owned, int32(i))
-				}
-			}
+		owned, err := ownedRows(o.info, keys, n)
+		if err != nil {
+			return err
 		}
 		if len(owned) == 0 {
 			return nil
 		}
-		// Key ids for the owned rows, by building a record of the key
-		// columns (keyIDs reads the configured key indexes from it).
+		// Key ids for the owned rows.
 		kids := make([]uint32, len(owned))
 		if o.keyTable != nil {
 			if err := o.keyTable.FindOrInsert(keys, owned, kids); err != nil {
