@@ -3,6 +3,7 @@ package arrowflow
 import (
 	"errors"
 	"sync"
+	"time"
 )
 
 // errGateClosed is returned by a gate after the job was cancelled.
@@ -66,11 +67,27 @@ func (g *gate) push(ch int, m Message) error {
 // pop returns the next message from an unblocked channel, blocking until
 // one is available.
 func (g *gate) pop() (int, Message, error) {
+	ch, m, _, err := g.popWithin(-1)
+	return ch, m, err
+}
+
+// popWithin is pop waiting at most wait (negative: no limit); ok is false
+// when the wait ran out before a message arrived.
+func (g *gate) popWithin(wait time.Duration) (ch int, m Message, ok bool, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	var (
+		timer   *time.Timer
+		expired bool
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for {
 		if g.closed {
-			return 0, Message{}, errGateClosed
+			return 0, Message{}, false, errGateClosed
 		}
 		n := len(g.queues)
 		for k := 0; k < n; k++ {
@@ -86,7 +103,18 @@ func (g *gate) pop() (int, Message, error) {
 			if wasFull {
 				g.writable.Broadcast()
 			}
-			return ch, m, nil
+			return ch, m, true, nil
+		}
+		if wait == 0 || expired {
+			return 0, Message{}, false, nil
+		}
+		if wait > 0 && timer == nil {
+			timer = time.AfterFunc(wait, func() {
+				g.mu.Lock()
+				expired = true
+				g.mu.Unlock()
+				g.readable.Broadcast()
+			})
 		}
 		g.readable.Wait()
 	}

@@ -55,6 +55,10 @@ type Options struct {
 	// TaskInfo.StateBudget; exceeding the budget fails the job with an
 	// error naming the operator and the budget.
 	StateMemoryBudget int64
+	// Clock tells processing time to processing-time operators (default
+	// SystemClock). Timers still wait in real time: a clock for tests
+	// should advance with it.
+	Clock Clock
 }
 
 // Job is a planned graph, ready to run once.
@@ -70,6 +74,7 @@ type Job struct {
 	gates       []*gate
 	coord       *coordinator
 	budget      *state.MemoryBudget
+	clock       Clock
 	explain     string
 	started     atomic.Bool
 }
@@ -103,7 +108,10 @@ func (g *Graph) Plan(opts Options) (*Job, error) {
 			g.name, cp.Epoch, cp.MaxParallelism, opts.MaxParallelism)
 	}
 	j := &Job{graph: g, opts: opts, store: opts.StateStore, logger: opts.Logger.With("job", g.name),
-		budget: state.NewMemoryBudget(opts.StateMemoryBudget)}
+		budget: state.NewMemoryBudget(opts.StateMemoryBudget), clock: opts.Clock}
+	if j.clock == nil {
+		j.clock = SystemClock
+	}
 	if j.store == nil {
 		j.store = state.NewMemoryStore()
 	}
@@ -296,6 +304,9 @@ func (j *Job) Run(ctx context.Context) error {
 	for _, t := range j.tasks {
 		for _, inst := range t.ops {
 			inst.op = inst.node.factory()
+			if pt, ok := inst.op.(ProcessingTimeOperator); ok {
+				t.timerOps = append(t.timerOps, timerOp{inst: inst, pt: pt})
+			}
 		}
 	}
 	var wg sync.WaitGroup

@@ -16,6 +16,12 @@ const (
 	KindBarrier
 	// KindEndOfStream says the input will carry nothing more.
 	KindEndOfStream
+	// KindIdle carries a change of the channel's watermark status
+	// (Message.Idle): an idle channel sends nothing for a while and must
+	// not hold back the watermark of its consumer, which takes the minimum
+	// over its active inputs only. Rows from an idle channel are still
+	// processed; its watermarks are remembered for when it is active again.
+	KindIdle
 )
 
 // String names the kind.
@@ -29,6 +35,8 @@ func (k MessageKind) String() string {
 		return "barrier"
 	case KindEndOfStream:
 		return "end-of-stream"
+	case KindIdle:
+		return "idle-status"
 	}
 	return fmt.Sprintf("MessageKind(%d)", uint8(k))
 }
@@ -48,6 +56,7 @@ type Message struct {
 	Batch     Batch
 	Watermark EventTime
 	Barrier   Barrier
+	Idle      bool // KindIdle: true when the channel turned idle, false when active again
 }
 
 // release frees what the message owns (only batches own anything).

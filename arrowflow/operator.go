@@ -33,6 +33,9 @@ type TaskInfo struct {
 	// when the job's state memory budget is exceeded. Nil in tests that
 	// build a TaskInfo by hand: reporting to it is then a no-op.
 	StateBudget *state.BudgetAccount
+	// Clock tells processing time (Options.Clock); nil in tests that
+	// build a TaskInfo by hand, meaning SystemClock.
+	Clock Clock
 }
 
 // SideEmitter is implemented by the Emitters the runtime gives operators:

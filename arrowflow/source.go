@@ -57,3 +57,13 @@ type SourceReader interface {
 	// Close releases the reader's resources.
 	Close() error
 }
+
+// IdleReporter is implemented by source readers that know when they are
+// idle: none of their splits produced anything for the source's idle
+// timeout, or they were given no split at all. While a reader is idle its
+// subtask's downstream consumers leave it out of their watermark minimum,
+// so that one quiet subtask does not stall event time for the whole job
+// (Flink's watermark status). The runtime asks after every Next.
+type IdleReporter interface {
+	Idle() bool
+}

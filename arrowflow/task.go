@@ -33,6 +33,8 @@ type task struct {
 	layout gateLayout
 
 	ops []*opInstance
+	// timerOps are the chained operators acting on processing time.
+	timerOps []timerOp
 
 	// Tail: either a sink or edge writers.
 	sink    *Node
@@ -44,6 +46,9 @@ type task struct {
 	outputsBySide map[string][]*edgeWriter
 
 	entry Emitter // where the source's batches go
+
+	// idle is the watermark status this task last announced downstream.
+	idle bool
 
 	ctx     context.Context
 	epoch   uint64 // the epoch currently open (closed by the next barrier)
@@ -309,6 +314,7 @@ func (t *task) info(n *Node) *TaskInfo {
 		Allocator:      t.job.opts.Allocator,
 		Logger:         t.logger.With("node", n.name),
 		StateBudget:    t.job.budget.Account(n.name, t.subtask),
+		Clock:          t.job.clock,
 	}
 }
 
@@ -362,9 +368,21 @@ func (t *task) runSource(ctx context.Context) error {
 			return t.nodeErr(t.source, err)
 		}
 		if !b.IsZero() {
+			if err := t.setIdle(false); err != nil {
+				return err
+			}
 			t.metrics.batchesIn.Add(1)
 			t.metrics.rowsIn.Add(int64(b.NumRows()))
 			if err := t.entry.Emit(b); err != nil {
+				return err
+			}
+		}
+		// The status goes active before a watermark of an active reader
+		// and idle after the last watermark of an idle one.
+		ir, canIdle := t.reader.(IdleReporter)
+		idleNow := canIdle && ir.Idle()
+		if !idleNow {
+			if err := t.setIdle(false); err != nil {
 				return err
 			}
 		}
@@ -373,6 +391,14 @@ func (t *task) runSource(ctx context.Context) error {
 			if err := t.entry.EmitWatermark(wm); err != nil {
 				return err
 			}
+		}
+		if idleNow {
+			if err := t.setIdle(true); err != nil {
+				return err
+			}
+		}
+		if err := t.fireTimers(); err != nil {
+			return err
 		}
 	}
 	return t.finish()
@@ -387,6 +413,7 @@ func (t *task) runGate() error {
 		wms[i] = MinEventTime
 	}
 	ended := make([]bool, n)
+	idle := make([]bool, n) // channels whose producer announced idleness
 	live := n
 	var (
 		aligning bool
@@ -394,16 +421,41 @@ func (t *task) runGate() error {
 		arrived  int
 	)
 	lastWM := MinEventTime
+	// advance emits the minimum watermark over the active channels, when
+	// it moved forward; ended channels hold MaxEventTime. Idle channels do
+	// not count, and when every live channel is idle the task emits the
+	// largest of their watermarks (nothing seen contradicts it, and
+	// windows of a quiet stream still fire, as in Flink) and turns idle
+	// itself.
 	advance := func() error {
-		combined := MaxEventTime
-		for _, wm := range wms {
+		combined, largestIdle, active := MaxEventTime, MinEventTime, false
+		for ch, wm := range wms {
+			switch {
+			case ended[ch]:
+			case idle[ch]:
+				largestIdle = max(largestIdle, wm)
+				continue
+			default:
+				active = true
+			}
 			combined = min(combined, wm)
 		}
-		if combined <= lastWM {
-			return nil
+		allIdle := !active && live > 0
+		if allIdle {
+			combined = largestIdle
+		} else if err := t.setIdle(false); err != nil {
+			return err
 		}
-		lastWM = combined
-		return t.deliverWatermark(combined)
+		if combined > lastWM {
+			lastWM = combined
+			if err := t.deliverWatermark(combined); err != nil {
+				return err
+			}
+		}
+		if allIdle {
+			return t.setIdle(true)
+		}
+		return nil
 	}
 	completeAlignment := func() error {
 		if err := t.checkpoint(barrier, false); err != nil {
@@ -414,11 +466,24 @@ func (t *task) runGate() error {
 		return nil
 	}
 	for live > 0 {
-		ch, m, err := t.gate.pop()
+		if err := t.fireTimers(); err != nil {
+			return err
+		}
+		ch, m, ok, err := t.gate.popWithin(t.popWait())
 		if err != nil {
 			return err
 		}
+		if !ok {
+			continue // a timer is due
+		}
 		switch m.Kind {
+		case KindIdle:
+			if idle[ch] != m.Idle {
+				idle[ch] = m.Idle
+				if err := advance(); err != nil {
+					return err
+				}
+			}
 		case KindBatch:
 			t.metrics.batchesIn.Add(1)
 			t.metrics.rowsIn.Add(int64(m.Batch.NumRows()))
@@ -460,6 +525,16 @@ func (t *task) runGate() error {
 		}
 	}
 	return t.finish()
+}
+
+// setIdle announces a change of the task's watermark status to every
+// consumer.
+func (t *task) setIdle(idle bool) error {
+	if idle == t.idle {
+		return nil
+	}
+	t.idle = idle
+	return t.broadcast(Message{Kind: KindIdle, Idle: idle})
 }
 
 func (t *task) deliverBatch(input int, b Batch) error {

@@ -53,6 +53,16 @@ type Aggregate struct {
 	// arrowflow.Forward(node).FromSide(LateOutput) or another edge kind.
 	// Late rows are counted in Stats.LateRows either way.
 	LateOutput string
+	// ProcessingTime makes the windows tumble or hop over processing time
+	// instead of event time: each row belongs to the windows of the moment
+	// the operator receives it (by TaskInfo.Clock), and a window fires when
+	// the clock passes its end, whether or not rows or watermarks arrive.
+	// Time must then be empty; window_start and window_end are UTC
+	// millisecond timestamps; watermarks pass through unchanged; sessions
+	// are not supported; at the end of a bounded input every open window
+	// fires. Results depend on arrival times and are not deterministic on
+	// replay (see arrowflow.ProcessingTimeOperator).
+	ProcessingTime bool
 }
 
 // Stats are a windowed aggregate subtask's counters.
@@ -78,6 +88,9 @@ type StatsReporter interface {
 func (a Aggregate) Factory() arrowflow.OperatorFactory {
 	if a.Window.Kind == KindSession {
 		return func() arrowflow.Operator { return &sessionOp{cfg: a} }
+	}
+	if a.ProcessingTime {
+		return func() arrowflow.Operator { return &procOp{aggOp: aggOp{cfg: a}} }
 	}
 	return func() arrowflow.Operator { return &aggOp{cfg: a} }
 }
@@ -123,16 +136,30 @@ func (a Aggregate) compile() (*compiled, error) {
 		}
 		return idx[0], nil
 	}
-	c := &compiled{}
+	c := &compiled{timeIdx: -1}
 	var err error
-	if c.timeIdx, err = col("event-time", a.Time); err != nil {
-		return nil, err
+	if a.ProcessingTime {
+		if a.Window.Kind == KindSession {
+			return nil, fmt.Errorf("window aggregate: %s: session windows over processing time are not supported", a.Window)
+		}
+		if a.Time != "" {
+			return nil, fmt.Errorf("window aggregate: processing-time windows take no event-time column (Time is %q)", a.Time)
+		}
+		if a.AllowedLateness != 0 {
+			return nil, fmt.Errorf("window aggregate: processing-time windows have no late rows, so no allowed lateness")
+		}
+		c.timeType = &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}
+	} else {
+		if c.timeIdx, err = col("event-time", a.Time); err != nil {
+			return nil, err
+		}
+		tt, ok := a.Input.Field(c.timeIdx).Type.(*arrow.TimestampType)
+		if !ok {
+			return nil, fmt.Errorf("window aggregate: event-time column %q has type %s, want a timestamp", a.Time, a.Input.Field(c.timeIdx).Type)
+		}
+		c.timeType = tt
 	}
-	tt, ok := a.Input.Field(c.timeIdx).Type.(*arrow.TimestampType)
-	if !ok {
-		return nil, fmt.Errorf("window aggregate: event-time column %q has type %s, want a timestamp", a.Time, a.Input.Field(c.timeIdx).Type)
-	}
-	c.timeType = tt
+	tt := c.timeType
 	for _, k := range a.Keys {
 		i, err := col("key", k)
 		if err != nil {

@@ -252,10 +252,14 @@ type subtask struct {
 }
 
 func openSubtasks(t testing.TB, mem memory.Allocator, a Aggregate, par int) []subtask {
+	return openSubtasksClock(t, mem, a, par, nil)
+}
+
+func openSubtasksClock(t testing.TB, mem memory.Allocator, a Aggregate, par int, clock arrowflow.Clock) []subtask {
 	subs := make([]subtask, par)
 	for i := range subs {
 		info := &arrowflow.TaskInfo{Job: "t", Name: "win", Subtask: i, Parallelism: par,
-			MaxParallelism: state.DefaultMaxParallelism, KeyGroups: state.RangeOf(i, state.DefaultMaxParallelism, par), Allocator: mem}
+			MaxParallelism: state.DefaultMaxParallelism, KeyGroups: state.RangeOf(i, state.DefaultMaxParallelism, par), Allocator: mem, Clock: clock}
 		op := a.Factory()()
 		if err := op.Open(info); err != nil {
 			t.Fatal(err)
@@ -339,6 +343,10 @@ func run(t testing.TB, mem memory.Allocator, a Aggregate, rows []row, batch int,
 }
 
 func snapshotRestore(t testing.TB, mem memory.Allocator, a Aggregate, subs []subtask, newPar int) []subtask {
+	return snapshotRestoreClock(t, mem, a, subs, newPar, nil)
+}
+
+func snapshotRestoreClock(t testing.TB, mem memory.Allocator, a Aggregate, subs []subtask, newPar int, clock arrowflow.Clock) []subtask {
 	// Real snapshot files, read back by key group: each restored subtask
 	// reads only the parts of the old files that hold its key groups.
 	store, err := state.NewFileStore(t.TempDir())
@@ -363,7 +371,7 @@ func snapshotRestore(t testing.TB, mem memory.Allocator, a Aggregate, subs []sub
 			t.Fatal(err)
 		}
 	}
-	fresh := openSubtasks(t, mem, a, newPar)
+	fresh := openSubtasksClock(t, mem, a, newPar, clock)
 	for _, s := range fresh {
 		var readers []state.SnapshotReader
 		for _, h := range handles {

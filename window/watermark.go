@@ -106,6 +106,23 @@ func (w *SplitWatermarks) Watermark(now time.Time) arrowflow.EventTime {
 	return w.emitted
 }
 
+// Idle reports whether the reader is idle at wall-clock time now: an idle
+// timeout is set and no split is active (each one has been quiet for the
+// timeout or has ended, or the reader has no split at all). A reader
+// implementing arrowflow.IdleReporter returns this, so that its quiet
+// subtask stops holding back the watermark downstream.
+func (w *SplitWatermarks) Idle(now time.Time) bool {
+	if w.IdleTimeout <= 0 {
+		return false
+	}
+	for _, s := range w.splits {
+		if !s.ended && now.Sub(s.lastSeen) < w.IdleTimeout {
+			return false
+		}
+	}
+	return true
+}
+
 // markOf is a split's own watermark: its largest event time minus the
 // bound, saturating at the ends of event time.
 func (w *SplitWatermarks) markOf(s *splitMark) arrowflow.EventTime {
