@@ -35,3 +35,21 @@ type SinkWriter interface {
 	// Close releases resources and discards output not yet pre-committed.
 	Close() error
 }
+
+// RecoverableSink is implemented by sinks whose output outlives the job's
+// process (files, tables, topics). The runtime uses it when a job starts
+// on a checkpoint folder, before any writer opens.
+type RecoverableSink interface {
+	Sink
+	// LastCommittedEpoch returns the highest epoch the job (by name) has
+	// committed to the sink, 0 when none. A job restored from an older
+	// savepoint numbers its epochs above it, so that no new output is
+	// mistaken for an epoch already committed.
+	LastCommittedEpoch(ctx context.Context, job string) (uint64, error)
+	// Recover discards what earlier runs of the job pre-committed but
+	// never committed: leftovers of a run that stopped between a
+	// pre-commit and its commit. It runs after the restored checkpoint's
+	// epoch (committed, 0 on a fresh start) was committed again, while no
+	// writer of the job runs, so everything not committed is garbage.
+	Recover(ctx context.Context, job string, committed uint64) error
+}
