@@ -300,3 +300,70 @@ func TestRecorderFailureAbortsTheEpoch(t *testing.T) {
 		t.Fatalf("sink shows %d rows, checkpoint 2 positions imply %d", got, want)
 	}
 }
+
+// Stop with a savepoint, resume from it with another parallelism, twice
+// (1 -> 4 -> 2): the committed output is the oracle's, and each stop
+// returns cleanly with the savepoint's epoch committed.
+func TestStopWithSavepointAndResume(t *testing.T) {
+	mem := checkedAlloc(t)
+	store := state.NewMemoryStore()
+	const rows = 40000
+	src, err := datagen.New(datagen.Config{Seed: 5, Rows: rows, RowsPerSecond: 80000, BatchSize: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := collect.New(), collect.New()
+	var restore *arrowflow.Checkpoint
+	runs := []struct{ srcPar, par int }{{1, 1}, {3, 4}, {2, 2}}
+	for i, run := range runs {
+		last := i == len(runs)-1
+		g := buildJob(src, run.srcPar, run.par, a, b, failWhen(func() bool { return false }))
+		var recorded atomic.Int64
+		job, err := g.Plan(arrowflow.Options{
+			Allocator: mem, CheckpointInterval: 10 * time.Millisecond, StateStore: store, Restore: restore,
+			Recorder: arrowflow.EpochRecorderFunc(func(context.Context, *arrowflow.Checkpoint) error {
+				recorded.Add(1)
+				return nil
+			}),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spc := make(chan arrowflow.Savepoint, 1)
+		errc := make(chan error, 1)
+		if !last {
+			go func() {
+				for recorded.Load() < 2 {
+					time.Sleep(time.Millisecond)
+				}
+				sp, err := job.TriggerSavepoint(context.Background(), true)
+				spc <- sp
+				errc <- err
+			}()
+		}
+		if err := job.Run(context.Background()); err != nil {
+			t.Fatalf("run %d: %v", i+1, err)
+		}
+		if last {
+			break
+		}
+		sp := <-spc
+		if err := <-errc; err != nil {
+			t.Fatalf("run %d: savepoint: %v", i+1, err)
+		}
+		cp := sp.Checkpoint
+		if !cp.Savepoint || cp.Final {
+			t.Fatalf("run %d: savepoint checkpoint %+v", i+1, cp)
+		}
+		if latest := job.LatestCheckpoint(); latest.Epoch != cp.Epoch {
+			t.Fatalf("run %d: epoch %d recorded after the stop savepoint %d", i+1, latest.Epoch, cp.Epoch)
+		}
+		if a.Staged() != 0 || b.Staged() != 0 {
+			t.Fatalf("run %d: output left staged after the stop: %d, %d rows", i+1, a.Staged(), b.Staged())
+		}
+		restore = cp
+	}
+	wantRows, wantTotals := oracle(src, rows, nil)
+	sameMultiset(t, "projected", collectedProjected(t, a), wantRows)
+	sameTotals(t, "totals", collectedTotals(t, b), wantTotals)
+}

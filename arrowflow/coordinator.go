@@ -2,11 +2,40 @@ package arrowflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 )
+
+// errStopped ends the coordinator after a stop-with-savepoint committed.
+var errStopped = errors.New("stopped with a savepoint")
+
+// SavepointWriter stores a savepoint's checkpoint where it outlives
+// checkpoint retention, and returns where (a folder, a URL).
+type SavepointWriter interface {
+	WriteSavepoint(ctx context.Context, cp *Checkpoint) (string, error)
+}
+
+// Savepoint is the result of Job.TriggerSavepoint.
+type Savepoint struct {
+	// Checkpoint is the savepoint's checkpoint; its epoch is committed.
+	Checkpoint *Checkpoint
+	// Location is where Options.Savepoints stored it ("" without one).
+	Location string
+}
+
+// savepointReq is a pending Job.TriggerSavepoint call.
+type savepointReq struct {
+	stop  bool
+	reply chan savepointResult
+}
+
+type savepointResult struct {
+	sp  Savepoint
+	err error
+}
 
 // ack is a task's acknowledgement that it closed an epoch.
 type ack struct {
@@ -34,6 +63,15 @@ type coordinator struct {
 	lastCompleted uint64
 	latest        atomic.Pointer[Checkpoint]
 	completed     atomic.Int64
+
+	// Savepoints: requests wait in spQueue until no epoch is in flight;
+	// spEpoch is the epoch of the savepoint in flight (0: none) and
+	// spWaiting the requests it answers.
+	spReqs    chan *savepointReq
+	spQueue   []*savepointReq
+	spEpoch   uint64
+	spWaiting []*savepointReq
+	ended     chan struct{} // closed when run returns
 }
 
 func newCoordinator(j *Job) *coordinator {
@@ -45,6 +83,42 @@ func newCoordinator(j *Job) *coordinator {
 		finals:        make(map[*task]*ack),
 		lastTriggered: j.firstEpoch - 1,
 		lastCompleted: j.firstEpoch - 1,
+		spReqs:        make(chan *savepointReq),
+		ended:         make(chan struct{}),
+	}
+}
+
+// TriggerSavepoint takes a savepoint of the running job: the next epoch
+// is closed as a savepoint (waiting for an epoch in flight to complete
+// first), and once it is recorded and committed its checkpoint is stored
+// through Options.Savepoints and returned. With stop, sources read
+// nothing after the savepoint's barrier and Run returns nil once the
+// savepoint is stored: the job can resume from it later, also with
+// another parallelism.
+func (j *Job) TriggerSavepoint(ctx context.Context, stop bool) (Savepoint, error) {
+	if !j.started.Load() {
+		return Savepoint{}, fmt.Errorf("job %q: not running", j.graph.name)
+	}
+	r := &savepointReq{stop: stop, reply: make(chan savepointResult, 1)}
+	select {
+	case j.coord.spReqs <- r:
+	case <-j.coord.ended:
+		return Savepoint{}, fmt.Errorf("job %q: ended before the savepoint could start", j.graph.name)
+	case <-ctx.Done():
+		return Savepoint{}, ctx.Err()
+	}
+	select {
+	case res := <-r.reply:
+		return res.sp, res.err
+	case <-j.coord.ended:
+		select {
+		case res := <-r.reply:
+			return res.sp, res.err
+		default:
+		}
+		return Savepoint{}, fmt.Errorf("job %q: ended before the savepoint completed", j.graph.name)
+	case <-ctx.Done():
+		return Savepoint{}, ctx.Err()
 	}
 }
 
@@ -65,7 +139,13 @@ func (c *coordinator) ack(ctx context.Context, a *ack) error {
 
 // run drives epochs until every task finished and every epoch is committed,
 // or ctx is cancelled.
-func (c *coordinator) run(ctx context.Context) error {
+func (c *coordinator) run(ctx context.Context) (err error) {
+	defer close(c.ended)
+	defer func() {
+		for _, r := range append(c.spQueue, c.spWaiting...) {
+			r.reply <- savepointResult{err: fmt.Errorf("job %q: ended before the savepoint completed", c.job.graph.name)}
+		}
+	}()
 	var tick <-chan time.Time
 	if c.interval > 0 {
 		t := time.NewTicker(c.interval)
@@ -77,13 +157,76 @@ func (c *coordinator) run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-tick:
-			c.trigger(false)
+			if len(c.spQueue) == 0 {
+				c.trigger(false, false)
+			}
+		case r := <-c.spReqs:
+			c.spQueue = append(c.spQueue, r)
 		case a := <-c.acks:
 			c.receive(a)
 			if err := c.completeReady(ctx); err != nil {
 				return err
 			}
 		}
+		if err := c.startSavepoint(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startSavepoint triggers a savepoint epoch for the queued requests once
+// no epoch is in flight. One epoch answers every request queued so far;
+// it stops the job if any of them asked to.
+func (c *coordinator) startSavepoint() error {
+	if len(c.spQueue) == 0 || c.spEpoch != 0 {
+		return nil
+	}
+	stop := false
+	for _, r := range c.spQueue {
+		stop = stop || r.stop
+	}
+	epoch, ok := c.trigger(true, stop)
+	if !ok {
+		c.mu.Lock()
+		inFlight := c.lastTriggered > c.lastCompleted
+		c.mu.Unlock()
+		if inFlight {
+			return nil // wait for the epoch in flight
+		}
+		for _, r := range c.spQueue {
+			r.reply <- savepointResult{err: fmt.Errorf("job %q: every source has finished; no savepoint can be taken", c.job.graph.name)}
+		}
+		c.spQueue = nil
+		return nil
+	}
+	c.spEpoch, c.spWaiting, c.spQueue = epoch, c.spQueue, nil
+	return nil
+}
+
+// savepointCommitted stores and answers the savepoint of epoch cp.Epoch.
+func (c *coordinator) savepointCommitted(ctx context.Context, cp *Checkpoint) error {
+	if c.spEpoch != cp.Epoch {
+		return nil
+	}
+	res := savepointResult{sp: Savepoint{Checkpoint: cp}}
+	if w := c.job.opts.Savepoints; w != nil {
+		res.sp.Location, res.err = w.WriteSavepoint(ctx, cp)
+		if res.err != nil {
+			res.err = fmt.Errorf("store savepoint of epoch %d: %w", cp.Epoch, res.err)
+		}
+	}
+	stop := false
+	for _, r := range c.spWaiting {
+		stop = stop || r.stop
+		r.reply <- res
+	}
+	c.spEpoch, c.spWaiting = 0, nil
+	if stop {
+		if res.err != nil {
+			return res.err // the job was stopped but its savepoint is not stored
+		}
+		return errStopped
 	}
 	return nil
 }
@@ -104,12 +247,13 @@ func (c *coordinator) done() bool {
 }
 
 // trigger asks every running source task to emit the next barrier, unless
-// an epoch is still in flight or every source has finished.
-func (c *coordinator) trigger(savepoint bool) {
+// an epoch is still in flight or every source has finished; it returns the
+// epoch triggered.
+func (c *coordinator) trigger(savepoint, stop bool) (uint64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.lastTriggered > c.lastCompleted {
-		return
+		return 0, false
 	}
 	var live []*task
 	for _, t := range c.job.sourceTasks {
@@ -118,16 +262,17 @@ func (c *coordinator) trigger(savepoint bool) {
 		}
 	}
 	if len(live) == 0 {
-		return
+		return 0, false
 	}
 	c.lastTriggered = c.lastCompleted + 1
-	b := Barrier{Epoch: c.lastTriggered, Savepoint: savepoint}
+	b := Barrier{Epoch: c.lastTriggered, Savepoint: savepoint, Stop: stop}
 	for _, t := range live {
 		select {
 		case t.barrierReq <- b:
 		default: // cannot happen with one epoch in flight; the source would fall behind
 		}
 	}
+	return b.Epoch, true
 }
 
 func (c *coordinator) receive(a *ack) {
@@ -176,6 +321,9 @@ func (c *coordinator) completeReady(ctx context.Context) error {
 			}
 		}
 		c.job.logger.Debug("epoch committed", "epoch", epoch, "final", cp.Final)
+		if err := c.savepointCommitted(ctx, cp); err != nil {
+			return err
+		}
 	}
 }
 

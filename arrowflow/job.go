@@ -2,6 +2,7 @@ package arrowflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -55,6 +56,10 @@ type Options struct {
 	// TaskInfo.StateBudget; exceeding the budget fails the job with an
 	// error naming the operator and the budget.
 	StateMemoryBudget int64
+	// Savepoints, when set, stores the checkpoint of each savepoint taken
+	// with Job.TriggerSavepoint somewhere it outlives checkpoint retention
+	// (a portable folder). It runs after the savepoint's epoch committed.
+	Savepoints SavepointWriter
 	// Clock tells processing time to processing-time operators (default
 	// SystemClock). Timers still wait in real time: a clock for tests
 	// should advance with it.
@@ -314,9 +319,18 @@ func (j *Job) Run(ctx context.Context) error {
 		wg.Go(func() { fail(t.run(ctx)) })
 	}
 	coordDone := make(chan struct{})
+	stopped := false
 	go func() {
 		defer close(coordDone)
-		fail(j.coord.run(ctx))
+		err := j.coord.run(ctx)
+		if errors.Is(err, errStopped) {
+			mu.Lock()
+			stopped = true
+			mu.Unlock()
+			cancel(errStopped)
+			return
+		}
+		fail(err)
 	}()
 	wg.Wait()
 	// With every task stopped, the coordinator either finishes the last
@@ -325,6 +339,15 @@ func (j *Job) Run(ctx context.Context) error {
 
 	mu.Lock()
 	err := firstErr
+	if stopped && err == nil {
+		// Stopped with a savepoint: every epoch up to the savepoint's is
+		// committed, and nothing was read after it.
+		mu.Unlock()
+		for _, g := range j.gates {
+			g.close()
+		}
+		return nil
+	}
 	mu.Unlock()
 	if err == nil && ctx.Err() != nil {
 		err = context.Cause(ctx)

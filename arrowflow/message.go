@@ -47,6 +47,9 @@ type Barrier struct {
 	Epoch uint64
 	// Savepoint is set when the checkpoint was requested as a savepoint.
 	Savepoint bool
+	// Stop is set on the barrier of a stop-with-savepoint: sources emit
+	// nothing after it, and the job stops once its epoch is committed.
+	Stop bool
 }
 
 // Message is what travels on the queues between tasks, in order. Exactly

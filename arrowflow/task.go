@@ -350,6 +350,12 @@ func (t *task) runSource(ctx context.Context) error {
 			if err := t.checkpoint(b, false); err != nil {
 				return err
 			}
+			if b.Stop {
+				// Stop with savepoint: nothing after the barrier. The job
+				// is cancelled once the savepoint's epoch is committed.
+				<-ctx.Done()
+				return errGateClosed
+			}
 		default:
 		}
 		if ctx.Err() != nil {
