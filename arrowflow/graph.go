@@ -128,6 +128,9 @@ func (n *Node) Parallelism() int { return n.parallelism }
 // Inputs are the node's inputs in declaration order.
 func (n *Node) Inputs() []Input { return n.inputs }
 
+// Sink is a sink node's Sink (nil for other nodes).
+func (n *Node) Sink() Sink { return n.sink }
+
 // Graph is a job under construction: a DAG of sources, operators and sinks.
 // Building records the first mistake and Plan reports it, so a graph can be
 // built without checking an error after every call.

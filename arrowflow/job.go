@@ -45,6 +45,9 @@ type Options struct {
 	// state (redistributed by key group if parallelism changed) and sources
 	// resume from its positions.
 	Restore *Checkpoint
+	// RestoreStore holds the state of Restore when it is not StateStore
+	// (a savepoint folder).
+	RestoreStore state.Store
 	// FirstEpoch is the number of the first epoch this run closes (default:
 	// Restore.Epoch+1, or 1). Epoch numbers must never go backwards for a
 	// job, even when it restores an older checkpoint.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 
+	"github.com/weirflow/weir/internal/failpoint"
 	"github.com/weirflow/weir/state"
 )
 
@@ -289,7 +290,11 @@ func (t *task) restoreOperator(inst *opInstance, cp *Checkpoint) error {
 		}
 		// Only this subtask's key groups: a store that lays snapshots out
 		// by key group reads just those parts.
-		r, err := state.OpenKeyGroups(t.job.store, sc.State, mine, inst.info.Allocator)
+		store := t.job.opts.RestoreStore
+		if store == nil {
+			store = t.job.store
+		}
+		r, err := state.OpenKeyGroups(store, sc.State, mine, inst.info.Allocator)
 		if err != nil {
 			return fmt.Errorf("open snapshot of old subtask %d: %w", s+1, err)
 		}
@@ -613,6 +618,7 @@ func (t *task) checkpoint(b Barrier, final bool) error {
 			return t.nodeErr(t.sink, fmt.Errorf("pre-commit epoch %d: %w", b.Epoch, err))
 		}
 		a.payload = payload
+		failpoint.Inject(failpoint.AfterPreCommit)
 	}
 	if !final {
 		if err := t.broadcast(Message{Kind: KindBarrier, Barrier: b}); err != nil {
@@ -637,5 +643,9 @@ func (t *task) snapshot(inst *opInstance, epoch uint64) (state.Handle, error) {
 		w.Abort()
 		return state.Handle{}, err
 	}
-	return w.Finish()
+	h, err := w.Finish()
+	if err == nil && !h.IsZero() {
+		failpoint.Inject(failpoint.AfterSnapshot)
+	}
+	return h, err
 }

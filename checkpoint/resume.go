@@ -1,0 +1,302 @@
+package checkpoint
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/state"
+)
+
+// Resumed is what Folder.Resume found and did: the checkpoint to restore
+// (nil on a fresh start), where its state is, and the first epoch of the
+// new run.
+type Resumed struct {
+	// Restore is the checkpoint the job resumes from; nil for a fresh
+	// start.
+	Restore *arrowflow.Checkpoint
+	// RestoreStore holds Restore's state: the folder's own store, or a
+	// savepoint's.
+	RestoreStore state.Store
+	// FromSavepoint is the savepoint folder restored from, if any.
+	FromSavepoint string
+	// FirstEpoch is above every epoch this job ever recorded in the
+	// folder or committed to a sink: epoch numbers never go backwards.
+	FirstEpoch uint64
+	// Skipped lists corrupt manifests passed over (newest first).
+	Skipped []error
+}
+
+// Options returns base with the checkpoint settings of the resumed run:
+// state store, recorder, savepoint writer, restore point and first epoch.
+func (r *Resumed) Options(f *Folder, base arrowflow.Options) arrowflow.Options {
+	base.StateStore = f.store
+	base.Recorder = f
+	base.Savepoints = f
+	base.Restore = r.Restore
+	base.RestoreStore = r.RestoreStore
+	base.FirstEpoch = r.FirstEpoch
+	return base
+}
+
+// Resume prepares graph g to start on this folder, as DESIGN.md's
+// recovery step describes:
+//
+//   - the restore point is the savepoint folder fromSavepoint when given,
+//     else the newest intact manifest (corrupt newer ones are reported in
+//     Skipped and logged);
+//   - the restore point's epoch is committed again on every sink (commits
+//     are idempotent: it may have been recorded but not committed when
+//     the previous run stopped). A savepoint's epoch was committed before
+//     the savepoint was stored, so it is not;
+//   - every RecoverableSink discards what earlier runs pre-committed and
+//     never committed, and reports its last committed epoch;
+//   - state files no intact manifest refers to are deleted (snapshots of
+//     epochs that never completed);
+//   - the first epoch of the new run is above every epoch recorded here or
+//     committed by a sink.
+//
+// It must run before the job starts, while this process holds the folder.
+func (f *Folder) Resume(ctx context.Context, g *arrowflow.Graph, fromSavepoint string) (*Resumed, error) {
+	r := &Resumed{RestoreStore: f.store}
+	var err error
+	if fromSavepoint != "" {
+		r.Restore, r.RestoreStore, err = ReadSavepoint(fromSavepoint)
+		if err != nil {
+			return nil, err
+		}
+		r.FromSavepoint = fromSavepoint
+	} else {
+		r.Restore, r.Skipped, err = f.Latest(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range r.Skipped {
+			f.logger.Warn("skipping a corrupt checkpoint manifest; restoring an older one", "err", e)
+		}
+	}
+	job := g.Name()
+	var restored uint64
+	if cp := r.Restore; cp != nil {
+		if cp.Job != job {
+			return nil, fmt.Errorf("checkpoint of epoch %d belongs to job %q, not %q", cp.Epoch, cp.Job, job)
+		}
+		restored = cp.Epoch
+	}
+	epochs, err := f.manifestEpochs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	high := restored
+	if len(epochs) > 0 {
+		high = max(high, epochs[len(epochs)-1])
+	}
+	for _, n := range g.Nodes() {
+		if n.Kind() != arrowflow.SinkNode {
+			continue
+		}
+		sink := n.Sink()
+		if cp := r.Restore; cp != nil && fromSavepoint == "" {
+			if sc := cp.Sinks[n.Name()]; sc != nil {
+				if err := sink.Commit(ctx, cp.Epoch, sc.Payloads); err != nil {
+					return nil, fmt.Errorf("sink %q: commit epoch %d again on recovery: %w", n.Name(), cp.Epoch, err)
+				}
+			}
+		}
+		if rs, ok := sink.(arrowflow.RecoverableSink); ok {
+			if err := rs.Recover(ctx, job, restored); err != nil {
+				return nil, fmt.Errorf("sink %q: discard uncommitted output of earlier runs: %w", n.Name(), err)
+			}
+			last, err := rs.LastCommittedEpoch(ctx, job)
+			if err != nil {
+				return nil, fmt.Errorf("sink %q: last committed epoch: %w", n.Name(), err)
+			}
+			high = max(high, last)
+		}
+	}
+	r.FirstEpoch = high + 1
+	refs, err := f.referenced(ctx, epochs)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.removeState(refs, func(uint64) bool { return true }); err != nil {
+		f.logger.Warn("removing state of unfinished epochs failed", "err", err)
+	}
+	return r, nil
+}
+
+// WriteSavepoint stores cp as a self-contained savepoint folder under
+// savepoints/ (its manifest and a copy of every state file it refers to,
+// hard-linked when possible) and returns the folder's path. Retention never
+// touches it; it can be moved, and a job can start from it with another
+// parallelism.
+func (f *Folder) WriteSavepoint(ctx context.Context, cp *arrowflow.Checkpoint) (string, error) {
+	dir, err := filepath.Abs(filepath.Join(f.dir, "savepoints", fmt.Sprintf("savepoint-%020d-%s", cp.Epoch, time.Now().UTC().Format("20060102T150405"))))
+	if err != nil {
+		return "", err
+	}
+	for _, id := range stateIDs(cp) {
+		src := filepath.Join(f.dir, "state", filepath.FromSlash(id))
+		dst := filepath.Join(dir, "state", filepath.FromSlash(id))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.Link(src, dst); err != nil {
+			if err := copyFile(src, dst); err != nil {
+				return "", fmt.Errorf("savepoint: copy state %s: %w", id, err)
+			}
+		}
+	}
+	data, err := encodeManifest(cp)
+	if err != nil {
+		return "", err
+	}
+	st, err := NewLocalStorage(dir)
+	if err != nil {
+		return "", err
+	}
+	// The manifest goes last: a savepoint folder without one is incomplete.
+	if err := st.Put(ctx, "manifest.json", data); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// ReadSavepoint opens a savepoint folder: its checkpoint and a store over
+// its state files.
+func ReadSavepoint(dir string) (*arrowflow.Checkpoint, state.Store, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("savepoint %s: %w (a savepoint folder holds manifest.json and state/)", dir, err)
+	}
+	cp, err := decodeManifest(filepath.Join(dir, "manifest.json"), data)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := state.NewFileStore(filepath.Join(dir, "state"))
+	if err != nil {
+		return nil, nil, err
+	}
+	return cp, store, nil
+}
+
+// savepointRequest is a request file written by RequestSavepoint.
+type savepointRequest struct {
+	Stop bool `json:"stop"`
+}
+
+// SavepointResult is the answer to a savepoint request.
+type SavepointResult struct {
+	Location string `json:"location,omitempty"`
+	Epoch    uint64 `json:"epoch,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// RequestSavepoint asks the job running on the checkpoint folder dir for a
+// savepoint (and to stop after it, with stop), and waits for the answer.
+// It fails at once when no job holds the folder.
+func RequestSavepoint(ctx context.Context, dir string, stop bool) (SavepointResult, error) {
+	if !folderLocked(dir) {
+		return SavepointResult{}, fmt.Errorf("no running job holds the checkpoint folder %s", dir)
+	}
+	st, err := NewLocalStorage(dir)
+	if err != nil {
+		return SavepointResult{}, err
+	}
+	id := fmt.Sprintf("%d-%d", time.Now().UnixNano(), os.Getpid())
+	req, _ := json.Marshal(savepointRequest{Stop: stop})
+	if err := st.Put(ctx, "requests/"+id+".request", req); err != nil {
+		return SavepointResult{}, err
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		data, err := st.Get(ctx, "requests/"+id+".result")
+		if err == nil {
+			var res SavepointResult
+			if err := json.Unmarshal(data, &res); err != nil {
+				return res, err
+			}
+			_ = st.Delete(ctx, "requests/"+id+".result")
+			if res.Error != "" {
+				return res, errors.New(res.Error)
+			}
+			return res, nil
+		}
+		select {
+		case <-ctx.Done():
+			return SavepointResult{}, fmt.Errorf("waiting for the savepoint: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// ServeSavepointRequests answers RequestSavepoint calls for job until ctx
+// ends: it polls the folder's requests/ every 100 ms. Run it next to
+// job.Run.
+func (f *Folder) ServeSavepointRequests(ctx context.Context, job *arrowflow.Job) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		names, err := f.meta.List(ctx, "requests/")
+		if err != nil {
+			continue
+		}
+		for _, name := range names {
+			if !strings.HasSuffix(name, ".request") {
+				continue
+			}
+			data, err := f.meta.Get(ctx, name)
+			_ = f.meta.Delete(ctx, name)
+			var req savepointRequest
+			if err == nil {
+				err = json.Unmarshal(data, &req)
+			}
+			var res SavepointResult
+			if err == nil {
+				var sp arrowflow.Savepoint
+				sp, err = job.TriggerSavepoint(ctx, req.Stop)
+				if err == nil {
+					res.Location, res.Epoch = sp.Location, sp.Checkpoint.Epoch
+				}
+			}
+			if err != nil {
+				res.Error = err.Error()
+			}
+			out, _ := json.Marshal(res)
+			_ = f.meta.Put(context.WithoutCancel(ctx), strings.TrimSuffix(name, ".request")+".result", out)
+		}
+	}
+}

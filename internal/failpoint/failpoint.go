@@ -1,0 +1,56 @@
+// Package failpoint kills the process at named points of the exactly-once
+// protocol, for crash tests. It is inert unless the WEIR_FAILPOINT
+// environment variable names a point: "after-manifest" kills at the first
+// hit, "after-manifest@3" at the third. The kill is SIGKILL, as a real
+// crash: no deferred function runs and nothing is flushed.
+package failpoint
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+)
+
+// The named points of the protocol, in the order an epoch passes them.
+const (
+	AfterSnapshot  = "after-snapshot"  // an operator subtask wrote its snapshot
+	AfterPreCommit = "after-precommit" // a sink subtask pre-committed
+	AfterManifest  = "after-manifest"  // the epoch's manifest is written
+	MidCommit      = "mid-commit"      // a sink committed part of an epoch
+)
+
+var (
+	name  string
+	nth   int64
+	hits  atomic.Int64
+	armed bool
+)
+
+func init() {
+	spec := os.Getenv("WEIR_FAILPOINT")
+	if spec == "" {
+		return
+	}
+	name, nth = spec, 1
+	if i := strings.LastIndexByte(spec, '@'); i >= 0 {
+		n, err := strconv.ParseInt(spec[i+1:], 10, 64)
+		if err == nil && n > 0 {
+			name, nth = spec[:i], n
+		}
+	}
+	armed = true
+}
+
+// Inject kills the process if point is the armed failpoint and this is
+// its armed hit.
+func Inject(point string) {
+	if !armed || point != name {
+		return
+	}
+	if hits.Add(1) == nth {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {} // the signal is on its way
+	}
+}
