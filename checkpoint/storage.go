@@ -2,10 +2,9 @@ package checkpoint
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir/internal/fsx"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -30,7 +29,8 @@ type Storage interface {
 	Put(ctx context.Context, name string, data []byte) error
 	// Get reads an object, or fails with ErrNotFound.
 	Get(ctx context.Context, name string) ([]byte, error)
-	// List returns the names under prefix (a folder, ending in "/"), sorted.
+	// List returns the names under prefix (a folder, ending in "/"), sorted;
+	// names starting with "." are not listed.
 	List(ctx context.Context, prefix string) ([]string, error)
 	// Delete removes an object; a missing one is not an error.
 	Delete(ctx context.Context, name string) error
@@ -64,35 +64,17 @@ func (s *LocalStorage) Put(_ context.Context, name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	folder := filepath.Dir(p)
-	if err := os.MkdirAll(folder, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(folder, ".tmp-"+filepath.Base(p)+"-"+hex.EncodeToString(rnd[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	created, err := fsx.CreateOnce(p, data)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
+	if !created {
+		return fmt.Errorf("%s: %w", p, ErrExists)
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Link(tmp, p)
-		if errors.Is(err, fs.ErrExist) {
-			err = fmt.Errorf("%s: %w", p, ErrExists)
-		}
-	}
-	_ = os.Remove(tmp)
-	if err != nil {
-		return err
-	}
-	return syncDir(folder)
+	return nil
 }
 
 // Get implements Storage.
@@ -124,7 +106,7 @@ func (s *LocalStorage) List(_ context.Context, prefix string) ([]string, error) 
 	}
 	var out []string
 	for _, e := range entries {
-		if e.IsDir() || strings.HasPrefix(e.Name(), ".tmp-") {
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		out = append(out, strings.TrimSuffix(prefix, "/")+"/"+e.Name())
@@ -154,20 +136,8 @@ func (s *LocalStorage) removeTemps(prefix string) {
 	}
 	entries, _ := os.ReadDir(p)
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".tmp-") {
+		if strings.HasPrefix(e.Name(), ".") && strings.Contains(e.Name(), ".tmp-") {
 			_ = os.Remove(filepath.Join(p, e.Name()))
 		}
 	}
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

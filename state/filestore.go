@@ -3,10 +3,10 @@ package state
 import (
 	"errors"
 	"fmt"
+	"github.com/weirflow/weir/internal/fsx"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -210,7 +210,7 @@ func (s *FileStore) ensureFolder(folder string) error {
 		}
 		// Sync also when the folder existed: whoever created it may not
 		// have synced it yet.
-		if err := syncFolder(parent); err != nil {
+		if err := fsx.SyncDir(parent); err != nil {
 			return err
 		}
 		s.durable[path] = true
@@ -221,22 +221,6 @@ func (s *FileStore) ensureFolder(folder string) error {
 		clear(s.durable)
 	}
 	return nil
-}
-
-// syncFolder makes the entries of a folder durable.
-func syncFolder(path string) error {
-	if runtime.GOOS == "windows" {
-		return nil // folders cannot be synced there; renames are durable
-	}
-	d, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // fileWriter writes one snapshot of a FileStore.
@@ -345,7 +329,7 @@ func (w *fileWriter) publish() error {
 			return w.errorf("%w", err)
 		}
 	}
-	if err := syncFolder(filepath.Dir(w.final)); err != nil {
+	if err := fsx.SyncDir(filepath.Dir(w.final)); err != nil {
 		return w.errorf("sync folder: %w", err)
 	}
 	return nil

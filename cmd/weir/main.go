@@ -3,6 +3,8 @@
 // Usage:
 //
 //	weir demo       run the built-in demo job and say what it did
+//	weir job        run a built-in job into a Parquet folder, exactly once
+//	weir savepoint  take a savepoint of a running job
 //	weir version    print version information
 //
 // Every subcommand has --help.
@@ -38,6 +40,6 @@ every epoch closes with an aligned checkpoint.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDemoCommand(), newVersionCommand())
+	root.AddCommand(newDemoCommand(), newJobCommand(), newSavepointCommand(), newVersionCommand())
 	return root
 }

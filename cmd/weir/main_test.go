@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,7 +12,14 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// The crash tests run this binary as `weir` in child processes.
+	if os.Getenv("WEIR_RUN_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func runCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()

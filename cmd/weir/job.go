@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/spf13/cobra"
+	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/checkpoint"
+	"github.com/weirflow/weir/kernels"
+	"github.com/weirflow/weir/sinks/parquet"
+	"github.com/weirflow/weir/sources/datagen"
+	"github.com/weirflow/weir/state"
+	"github.com/weirflow/weir/window"
+)
+
+// checkpointFlags are the options of every command that runs a job with
+// durable checkpoints.
+type checkpointFlags struct {
+	dir           string
+	interval      time.Duration
+	retain        int
+	fromSavepoint string
+}
+
+func (c *checkpointFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&c.dir, "checkpoint-dir", "", "folder of the job's checkpoints; a restart on the same folder resumes exactly where the last completed epoch ended (empty: checkpoints in memory only, no recovery)")
+	f.DurationVar(&c.interval, "checkpoint-interval", 10*time.Second, "how often an epoch closes and its output commits")
+	f.IntVar(&c.retain, "checkpoint-retain", checkpoint.DefaultRetain, "number of completed checkpoints kept (at least 2)")
+	f.StringVar(&c.fromSavepoint, "from-savepoint", "", "start from this savepoint folder (made by `weir savepoint`), also with another parallelism")
+}
+
+// runWithCheckpoints plans and runs g with the checkpoint flags: it locks
+// the folder, recovers (re-commits the last recorded epoch, discards
+// uncommitted output of earlier runs, restores state and source
+// positions), serves `weir savepoint` requests, and runs until the job
+// ends, stops with a savepoint, or ctx is cancelled.
+func runWithCheckpoints(ctx context.Context, out io.Writer, g *arrowflow.Graph, c checkpointFlags, base arrowflow.Options) (*arrowflow.Job, error) {
+	base.CheckpointInterval = c.interval
+	if c.dir == "" {
+		if c.fromSavepoint != "" {
+			return nil, errors.New("--from-savepoint needs --checkpoint-dir")
+		}
+		job, err := g.Plan(base)
+		if err != nil {
+			return nil, err
+		}
+		return job, job.Run(ctx)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	folder, err := checkpoint.Open(c.dir, checkpoint.Options{Retain: c.retain, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	defer folder.Close()
+	resumed, err := folder.Resume(ctx, g, c.fromSavepoint)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range resumed.Skipped {
+		fmt.Fprintf(out, "warning: %v\n", e)
+	}
+	switch {
+	case resumed.Restore == nil:
+		fmt.Fprintf(out, "checkpoints in %s: fresh start at epoch %d\n", c.dir, resumed.FirstEpoch)
+	case resumed.FromSavepoint != "":
+		fmt.Fprintf(out, "restoring savepoint %s (epoch %d); first epoch %d\n", resumed.FromSavepoint, resumed.Restore.Epoch, resumed.FirstEpoch)
+	default:
+		fmt.Fprintf(out, "recovering from the checkpoint of epoch %d in %s; first epoch %d\n", resumed.Restore.Epoch, c.dir, resumed.FirstEpoch)
+	}
+	job, err := g.Plan(resumed.Options(folder, base))
+	if err != nil {
+		return nil, err
+	}
+	serveCtx, stopServing := context.WithCancel(ctx)
+	defer stopServing()
+	go folder.ServeSavepointRequests(serveCtx, job)
+	return job, job.Run(ctx)
+}
+
+type jobOptions struct {
+	rows        int64
+	rate        float64
+	parallelism int
+	seed        uint64
+	out         string
+	fileSize    int64
+	cp          checkpointFlags
+}
+
+func newJobCommand() *cobra.Command {
+	o := jobOptions{}
+	cmd := &cobra.Command{
+		Use:   "job windowed|passthrough",
+		Short: "Run a built-in job from generated rows into a Parquet folder, exactly once",
+		Long: `Runs one of weir's built-in jobs with durable checkpoints:
+
+  windowed     datagen -> keyed by key -> count, min and max of price per key
+               in tumbling 1 s event-time windows -> Parquet
+  passthrough  datagen -> Parquet, partitioned by category
+
+The output folder is a transactional Parquet table: files of an epoch
+become visible when the epoch commits, and _weir/commits/ lists exactly
+the committed files. Kill the job at any moment and start it again with
+the same --checkpoint-dir: the table ends up with exactly the rows of a
+run without failures.`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{"windowed", "passthrough"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runJob(cmd, args[0], o)
+		},
+	}
+	f := cmd.Flags()
+	f.Int64Var(&o.rows, "rows", 1_000_000, "rows to generate (0: unbounded)")
+	f.Float64Var(&o.rate, "rate", 0, "rows per second (0: as fast as possible)")
+	f.IntVar(&o.parallelism, "parallelism", runtime.NumCPU(), "subtasks per operator")
+	f.Uint64Var(&o.seed, "seed", 1, "seed of the generated rows")
+	f.StringVar(&o.out, "out", "", "output folder (a Parquet table; required)")
+	f.Int64Var(&o.fileSize, "target-file-size", 128<<20, "roll Parquet files at about this many bytes")
+	o.cp.register(cmd)
+	return cmd
+}
+
+// builtinJob builds the graph of a built-in job.
+func builtinJob(name string, o jobOptions) (*arrowflow.Graph, error) {
+	if o.parallelism < 1 || o.parallelism > state.DefaultMaxParallelism {
+		return nil, fmt.Errorf("--parallelism must be in [1, %d], got %d", state.DefaultMaxParallelism, o.parallelism)
+	}
+	if o.out == "" {
+		return nil, errors.New("--out is required")
+	}
+	src, err := datagen.New(datagen.Config{
+		Seed: o.seed, Rows: o.rows, RowsPerSecond: o.rate, Splits: 16,
+		EventTime: datagen.EventTimeConfig{MaxOutOfOrderness: 100 * time.Millisecond},
+	})
+	if err != nil {
+		return nil, err
+	}
+	g := arrowflow.NewGraph(name)
+	gen := g.Source("generate", src, o.parallelism)
+	switch name {
+	case "windowed":
+		agg := window.Aggregate{
+			Input: src.Schema(), Time: "ts", Window: window.Tumbling(time.Second), Keys: []string{"key"},
+			Aggs: []window.Agg{
+				// Order-independent aggregates: the output is the same
+				// bit for bit however rows interleave (a float sum is not).
+				{Func: kernels.AggCountStar, Name: "rows"},
+				{Func: kernels.AggMin, Args: []string{"price"}, Name: "min_price"},
+				{Func: kernels.AggMax, Args: []string{"price"}, Name: "max_price"},
+			},
+		}
+		if err := agg.Validate(); err != nil {
+			return nil, err
+		}
+		sink, err := parquet.New(parquet.Options{Path: o.out, TargetFileSize: o.fileSize})
+		if err != nil {
+			return nil, err
+		}
+		win := g.Operator("per-key-windows", agg.Factory(), o.parallelism, arrowflow.KeyBy(gen, "key"))
+		g.Sink("parquet", sink, o.parallelism, arrowflow.Forward(win))
+	case "passthrough":
+		sink, err := parquet.New(parquet.Options{Path: o.out, PartitionBy: []string{"category"}, TargetFileSize: o.fileSize})
+		if err != nil {
+			return nil, err
+		}
+		g.Sink("parquet", sink, o.parallelism, arrowflow.Forward(gen))
+	default:
+		return nil, fmt.Errorf("unknown built-in job %q (windowed, passthrough)", name)
+	}
+	return g, nil
+}
+
+func runJob(cmd *cobra.Command, name string, o jobOptions) error {
+	out := cmd.OutOrStdout()
+	g, err := builtinJob(name, o)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", name, err)
+	}
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	start := time.Now()
+	job, err := runWithCheckpoints(cmd.Context(), out, g, o.cp, arrowflow.Options{Allocator: mem})
+	if err != nil {
+		if cmd.Context().Err() != nil && job != nil {
+			fmt.Fprintf(out, "stopped after %d committed epochs; start again with the same --checkpoint-dir to resume\n", job.EpochsCompleted())
+			return nil
+		}
+		return err
+	}
+	fmt.Fprintf(out, "job %s: %d epochs committed in %.2fs into %s\n", name, job.EpochsCompleted(), time.Since(start).Seconds(), o.out)
+	return nil
+}
+
+func newSavepointCommand() *cobra.Command {
+	var (
+		dir     string
+		stop    bool
+		timeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "savepoint --checkpoint-dir DIR [--stop]",
+		Short: "Take a savepoint of the job running on a checkpoint folder",
+		Long: `Asks the job running on --checkpoint-dir for a savepoint: its next epoch
+closes as a savepoint, and once committed it is copied into a
+self-contained folder under DIR/savepoints/ that retention never removes.
+Start a job from it with --from-savepoint, also with another parallelism.
+With --stop the job stops right after the savepoint (stop-with-savepoint).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dir == "" {
+				return errors.New("savepoint: --checkpoint-dir is required")
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			res, err := checkpoint.RequestSavepoint(ctx, dir, stop)
+			if err != nil {
+				return fmt.Errorf("savepoint: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "savepoint of epoch %d: %s\n", res.Epoch, res.Location)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "checkpoint-dir", "", "checkpoint folder of the running job")
+	cmd.Flags().BoolVar(&stop, "stop", false, "stop the job after the savepoint")
+	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the savepoint")
+	return cmd
+}
