@@ -81,9 +81,17 @@ func runWithCheckpoints(ctx context.Context, out io.Writer, g *arrowflow.Graph, 
 		return nil, err
 	}
 	serveCtx, stopServing := context.WithCancel(ctx)
-	defer stopServing()
-	go folder.ServeSavepointRequests(serveCtx, job)
-	return job, job.Run(ctx)
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		folder.ServeSavepointRequests(serveCtx, job)
+	}()
+	err = job.Run(ctx)
+	// A stop-with-savepoint ends Run while the answer to `weir savepoint`
+	// is being written: let it finish before the process exits.
+	stopServing()
+	<-served
+	return job, err
 }
 
 type jobOptions struct {
