@@ -215,7 +215,15 @@ func TestCrashAtRandomMomentsIsExactlyOnce(t *testing.T) {
 						t.Fatalf("round %d: the job did not complete within 60 attempts: restarts make no progress", rounds)
 					}
 					c := startWeir(t, nil, j.args(out, cp, j.par)...)
-					time.Sleep(time.Duration(50+rng.IntN(750)) * time.Millisecond)
+					if rng.IntN(5) == 0 {
+						// Anywhere, recovery included.
+						time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
+					} else {
+						// Once the job runs, so that kills do not all land
+						// during start-up on a loaded machine.
+						c.waitStarted(t)
+						time.Sleep(time.Duration(rng.IntN(600)) * time.Millisecond)
+					}
 					_ = c.cmd.Process.Signal(syscall.SIGKILL)
 					switch err := c.wait(t); {
 					case errors.Is(err, errKilled):
@@ -296,6 +304,20 @@ func TestSecondInstanceIsFenced(t *testing.T) {
 		t.Fatalf("first instance: %v\n%s", err, first.out.String())
 	}
 	sameRows(t, "with a fenced second instance", committedRows(t, out), want)
+}
+
+// waitStarted waits until the child printed how it starts (fresh, or
+// recovering from a checkpoint), or ended, at most 30 s.
+func (c *child) waitStarted(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		out := c.out.String()
+		if strings.Contains(out, "fresh start") || strings.Contains(out, "recovering from") || strings.Contains(out, "restoring savepoint") || strings.Contains(out, "weir:") {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // outString reads the child's output while it runs.
