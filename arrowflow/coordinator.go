@@ -168,9 +168,7 @@ func (c *coordinator) run(ctx context.Context) (err error) {
 				return err
 			}
 		}
-		if err := c.startSavepoint(); err != nil {
-			return err
-		}
+		c.startSavepoint()
 	}
 	return nil
 }
@@ -178,9 +176,9 @@ func (c *coordinator) run(ctx context.Context) (err error) {
 // startSavepoint triggers a savepoint epoch for the queued requests once
 // no epoch is in flight. One epoch answers every request queued so far;
 // it stops the job if any of them asked to.
-func (c *coordinator) startSavepoint() error {
+func (c *coordinator) startSavepoint() {
 	if len(c.spQueue) == 0 || c.spEpoch != 0 {
-		return nil
+		return
 	}
 	stop := false
 	for _, r := range c.spQueue {
@@ -192,16 +190,15 @@ func (c *coordinator) startSavepoint() error {
 		inFlight := c.lastTriggered > c.lastCompleted
 		c.mu.Unlock()
 		if inFlight {
-			return nil // wait for the epoch in flight
+			return // wait for the epoch in flight
 		}
 		for _, r := range c.spQueue {
 			r.reply <- savepointResult{err: fmt.Errorf("job %q: every source has finished; no savepoint can be taken", c.job.graph.name)}
 		}
 		c.spQueue = nil
-		return nil
+		return
 	}
 	c.spEpoch, c.spWaiting, c.spQueue = epoch, c.spQueue, nil
-	return nil
 }
 
 // savepointCommitted stores and answers the savepoint of epoch cp.Epoch.

@@ -48,8 +48,10 @@ type task struct {
 
 	entry Emitter // where the source's batches go
 
-	// idle is the watermark status this task last announced downstream.
-	idle bool
+	// idle is the watermark status this task last announced downstream;
+	// idler is the reader as an IdleReporter, nil if it is none.
+	idle  bool
+	idler IdleReporter
 
 	ctx     context.Context
 	epoch   uint64 // the epoch currently open (closed by the next barrier)
@@ -258,6 +260,7 @@ func (t *task) open() error {
 			return t.nodeErr(t.source, fmt.Errorf("open: %w", err))
 		}
 		t.reader = r
+		t.idler, _ = r.(IdleReporter)
 	}
 	t.current = nil
 	return nil
@@ -390,8 +393,7 @@ func (t *task) runSource(ctx context.Context) error {
 		}
 		// The status goes active before a watermark of an active reader
 		// and idle after the last watermark of an idle one.
-		ir, canIdle := t.reader.(IdleReporter)
-		idleNow := canIdle && ir.Idle()
+		idleNow := t.idler != nil && t.idler.Idle()
 		if !idleNow {
 			if err := t.setIdle(false); err != nil {
 				return err

@@ -60,6 +60,9 @@ type Folder struct {
 	retain  int
 	logger  *slog.Logger
 	release func()
+	// ids caches the state file IDs each manifest refers to, by epoch, so
+	// that retention does not read every kept manifest at every epoch.
+	ids map[uint64][]string
 }
 
 // Open locks dir for this process (failing with ErrFolderInUse, naming the
@@ -75,7 +78,7 @@ func Open(dir string, opts Options) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Folder{dir: dir, retain: opts.Retain, logger: opts.Logger, release: release}
+	f := &Folder{dir: dir, retain: opts.Retain, logger: opts.Logger, release: release, ids: map[uint64][]string{}}
 	if f.retain == 0 {
 		f.retain = DefaultRetain
 	}
@@ -189,6 +192,7 @@ func (f *Folder) RecordEpoch(ctx context.Context, cp *arrowflow.Checkpoint) erro
 		return fmt.Errorf("write manifest of epoch %d: %w", cp.Epoch, err)
 	}
 	failpoint.Inject(failpoint.AfterManifest)
+	f.ids[cp.Epoch] = stateIDs(cp)
 	if err := f.applyRetention(ctx); err != nil {
 		f.logger.Warn("checkpoint retention failed", "dir", f.dir, "err", err)
 	}
@@ -224,15 +228,20 @@ func (f *Folder) Latest(ctx context.Context) (cp *arrowflow.Checkpoint, skipped 
 func (f *Folder) referenced(ctx context.Context, epochs []uint64) (map[string]bool, error) {
 	refs := map[string]bool{}
 	for _, e := range epochs {
-		data, err := f.meta.Get(ctx, manifestName(e))
-		if err != nil {
-			return nil, err
+		ids, ok := f.ids[e]
+		if !ok {
+			data, err := f.meta.Get(ctx, manifestName(e))
+			if err != nil {
+				return nil, err
+			}
+			cp, err := decodeManifest(manifestName(e), data)
+			if err != nil {
+				continue // a corrupt manifest cannot be restored from anyway
+			}
+			ids = stateIDs(cp)
+			f.ids[e] = ids
 		}
-		cp, err := decodeManifest(manifestName(e), data)
-		if err != nil {
-			continue // a corrupt manifest cannot be restored from anyway
-		}
-		for _, id := range stateIDs(cp) {
+		for _, id := range ids {
 			refs[id] = true
 		}
 	}
@@ -266,6 +275,7 @@ func (f *Folder) applyRetention(ctx context.Context) error {
 		if err := f.meta.Delete(ctx, manifestName(e)); err != nil {
 			return err
 		}
+		delete(f.ids, e)
 	}
 	refs, err := f.referenced(ctx, keep)
 	if err != nil {

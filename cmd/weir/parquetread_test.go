@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -102,12 +101,10 @@ func readParquetFile(t *testing.T, path string) []string {
 		for i := 0; i < int(rec.NumRows()); i++ {
 			var b strings.Builder
 			for c := 0; c < int(rec.NumCols()); c++ {
-				fmt.Fprintf(&b, "%s=%v ", rec.ColumnName(c), cellOf(rec.Column(c), i))
+				fmt.Fprintf(&b, "%s=%v ", rec.ColumnName(c), arrowflow.ValueAt(rec.Column(c), i))
 			}
 			out = append(out, b.String())
 		}
 	}
 	return out
 }
-
-func cellOf(col arrow.Array, i int) any { return arrowflow.ValueAt(col, i) }

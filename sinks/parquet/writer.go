@@ -439,7 +439,7 @@ func (w *writer) bindSchema(sc *arrow.Schema) error {
 // schemaDiff describes how got differs from want in column names, types
 // and nullability ("" when it does not); metadata is not compared.
 func schemaDiff(want, got *arrow.Schema) string {
-	if want == got {
+	if want == got || want.Equal(got) {
 		return ""
 	}
 	var diffs []string
