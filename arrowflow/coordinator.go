@@ -308,15 +308,13 @@ func (c *coordinator) completeReady(ctx context.Context) error {
 		c.mu.Unlock()
 		c.latest.Store(cp)
 		c.completed.Add(1)
-		for _, n := range c.job.graph.nodes {
-			if n.kind != SinkNode {
-				continue
-			}
+		for _, n := range CommitOrder(c.job.graph) {
 			if err := n.sink.Commit(ctx, epoch, payloads[n]); err != nil {
 				return &NodeError{Kind: SinkNode, Name: n.name, Subtask: -1, Parallelism: n.parallelism,
 					Err: fmt.Errorf("commit epoch %d: %w", epoch, err)}
 			}
 		}
+		c.notifySources(ctx, cp)
 		c.job.logger.Debug("epoch committed", "epoch", epoch, "final", cp.Final)
 		if err := c.savepointCommitted(ctx, cp); err != nil {
 			return err
@@ -416,6 +414,22 @@ func (c *coordinator) abortUncommitted(ctx context.Context) {
 			}
 			if err := n.sink.Abort(ctx, epoch, payloads); err != nil {
 				c.job.logger.Warn("abort of uncommitted epoch failed", "sink", n.name, "epoch", epoch, "err", err)
+			}
+		}
+	}
+}
+
+// notifySources tells every CommitObserver source that cp's epoch is
+// committed, with its positions in cp. Errors are logged: nothing correct
+// depends on them.
+func (c *coordinator) notifySources(ctx context.Context, cp *Checkpoint) {
+	for _, n := range c.job.graph.nodes {
+		if n.kind != SourceNode {
+			continue
+		}
+		if o, ok := n.source.(CommitObserver); ok {
+			if err := o.EpochCommitted(ctx, cp.Epoch, cp.Sources[n.name]); err != nil {
+				c.job.logger.Warn("source: after-commit action failed", "source", n.name, "epoch", cp.Epoch, "err", err)
 			}
 		}
 	}

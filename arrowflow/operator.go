@@ -36,6 +36,11 @@ type TaskInfo struct {
 	// Clock tells processing time (Options.Clock); nil in tests that
 	// build a TaskInfo by hand, meaning SystemClock.
 	Clock Clock
+	// FirstEpoch is the epoch the instance's first output belongs to;
+	// each barrier (a sink writer's PreCommit) closes the open epoch and
+	// opens the next, one higher. Zero in tests that build a TaskInfo by
+	// hand.
+	FirstEpoch uint64
 }
 
 // SideEmitter is implemented by the Emitters the runtime gives operators:

@@ -1,6 +1,10 @@
 package arrowflow
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+)
 
 // Sink describes an output with a two-phase commit per epoch. Each subtask
 // writes through a SinkWriter; at an epoch barrier the writer pre-commits
@@ -52,4 +56,58 @@ type RecoverableSink interface {
 	// epoch (committed, 0 on a fresh start) was committed again, while no
 	// writer of the job runs, so everything not committed is garbage.
 	Recover(ctx context.Context, job string, committed uint64) error
+}
+
+// ErrEpochAborted is wrapped by the error a sink's Commit returns when the
+// epoch's pre-committed output no longer exists outside the job: the
+// external system discarded it, as a Kafka broker aborts a transaction
+// whose timeout expired while the job was down. Recovery then recomputes
+// the epoch from the checkpoint before it (see AbortedEpochError).
+var ErrEpochAborted = errors.New("pre-committed output was aborted by the external system")
+
+// AbortedEpochError reports an epoch whose pre-committed output was
+// aborted outside the job, for some or all of a sink's subtasks.
+type AbortedEpochError struct {
+	Epoch uint64
+	// Aborted lists the subtasks whose output was aborted; Committed
+	// those whose output had been committed before.
+	Aborted, Committed []int
+	// Reason is the external system's answer.
+	Reason error
+}
+
+func (e *AbortedEpochError) Error() string {
+	return fmt.Sprintf("epoch %d: pre-committed output of subtasks %v was aborted outside the job (%v); subtasks %v had committed", e.Epoch, e.Aborted, e.Reason, e.Committed)
+}
+
+// Unwrap makes errors.Is(err, ErrEpochAborted) true.
+func (e *AbortedEpochError) Unwrap() []error { return []error{ErrEpochAborted, e.Reason} }
+
+// ExpiringSink is implemented by sinks whose pre-committed output can
+// expire outside the job (Kafka transactions). The coordinator and
+// recovery commit such sinks before the others, so that when one finds its
+// epoch aborted no other sink has made that epoch visible yet, and the
+// epoch can be recomputed from the checkpoint before it.
+type ExpiringSink interface {
+	Sink
+	// PreCommitsExpire reports whether pre-committed output can expire.
+	PreCommitsExpire() bool
+}
+
+// CommitOrder returns the sink nodes of g in the order epochs commit:
+// sinks whose pre-commits can expire first, the others after, each group in
+// graph order.
+func CommitOrder(g *Graph) []*Node {
+	var first, rest []*Node
+	for _, n := range g.nodes {
+		if n.kind != SinkNode {
+			continue
+		}
+		if es, ok := n.sink.(ExpiringSink); ok && es.PreCommitsExpire() {
+			first = append(first, n)
+		} else {
+			rest = append(rest, n)
+		}
+	}
+	return append(first, rest...)
 }

@@ -67,3 +67,14 @@ type SourceReader interface {
 type IdleReporter interface {
 	Idle() bool
 }
+
+// CommitObserver is implemented by sources that want to hear when an epoch
+// is committed, for side effects that must not run earlier: a Kafka source
+// commits its consumer group's offsets then, so that lag monitoring sees
+// progress. Correctness never depends on it (positions live in
+// checkpoints). The coordinator calls it after every sink committed the
+// epoch, with the source's positions recorded in that epoch's checkpoint;
+// an error is logged, not fatal.
+type CommitObserver interface {
+	EpochCommitted(ctx context.Context, epoch uint64, positions []SplitState) error
+}

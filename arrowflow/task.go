@@ -323,6 +323,7 @@ func (t *task) info(n *Node) *TaskInfo {
 		Logger:         t.logger.With("node", n.name),
 		StateBudget:    t.job.budget.Account(n.name, t.subtask),
 		Clock:          t.job.clock,
+		FirstEpoch:     t.job.firstEpoch,
 	}
 }
 

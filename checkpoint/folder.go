@@ -21,6 +21,7 @@ import (
 	"hash/crc32"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -203,11 +204,20 @@ func (f *Folder) RecordEpoch(ctx context.Context, cp *arrowflow.Checkpoint) erro
 // Corrupt newer manifests are skipped and returned as errors in skipped,
 // so that the caller can report them.
 func (f *Folder) Latest(ctx context.Context) (cp *arrowflow.Checkpoint, skipped []error, err error) {
+	return f.latestBelow(ctx, math.MaxUint64)
+}
+
+// latestBelow returns the newest intact checkpoint of an epoch below
+// limit.
+func (f *Folder) latestBelow(ctx context.Context, limit uint64) (cp *arrowflow.Checkpoint, skipped []error, err error) {
 	epochs, err := f.manifestEpochs(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	for i := len(epochs) - 1; i >= 0; i-- {
+		if epochs[i] >= limit {
+			continue
+		}
 		name := manifestName(epochs[i])
 		data, err := f.meta.Get(ctx, name)
 		if err != nil {

@@ -32,6 +32,11 @@ type Resumed struct {
 	FirstEpoch uint64
 	// Skipped lists corrupt manifests passed over (newest first).
 	Skipped []error
+	// Recomputed lists epochs whose pre-committed output a sink found
+	// aborted outside the job (a Kafka transaction that timed out while
+	// the job was down): the job restores from the checkpoint before each
+	// and produces that output again in new epochs.
+	Recomputed []uint64
 }
 
 // Options returns base with the checkpoint settings of the resumed run:
@@ -54,8 +59,13 @@ func (r *Resumed) Options(f *Folder, base arrowflow.Options) arrowflow.Options {
 //     Skipped and logged);
 //   - the restore point's epoch is committed again on every sink (commits
 //     are idempotent: it may have been recorded but not committed when
-//     the previous run stopped). A savepoint's epoch was committed before
-//     the savepoint was stored, so it is not;
+//     the previous run stopped), sinks whose pre-commits can expire first.
+//     A savepoint's epoch was committed before the savepoint was stored,
+//     so it is not;
+//   - when a sink finds the restore point's output aborted outside the
+//     job (arrowflow.ErrEpochAborted) before any sink made that epoch
+//     visible, the job restores from the checkpoint before it instead and
+//     recomputes the epoch (DESIGN.md, step 8);
 //   - every RecoverableSink discards what earlier runs pre-committed and
 //     never committed, and reports its last committed epoch;
 //   - state files no intact manifest refers to are deleted (snapshots of
@@ -98,18 +108,18 @@ func (f *Folder) Resume(ctx context.Context, g *arrowflow.Graph, fromSavepoint s
 	if len(epochs) > 0 {
 		high = max(high, epochs[len(epochs)-1])
 	}
-	for _, n := range g.Nodes() {
-		if n.Kind() != arrowflow.SinkNode {
-			continue
+	if r.Restore != nil && fromSavepoint == "" {
+		if err := f.commitRestored(ctx, g, r); err != nil {
+			return nil, err
 		}
+		if r.Restore != nil {
+			restored = r.Restore.Epoch
+		} else {
+			restored = 0
+		}
+	}
+	for _, n := range arrowflow.CommitOrder(g) {
 		sink := n.Sink()
-		if cp := r.Restore; cp != nil && fromSavepoint == "" {
-			if sc := cp.Sinks[n.Name()]; sc != nil {
-				if err := sink.Commit(ctx, cp.Epoch, sc.Payloads); err != nil {
-					return nil, fmt.Errorf("sink %q: commit epoch %d again on recovery: %w", n.Name(), cp.Epoch, err)
-				}
-			}
-		}
 		if rs, ok := sink.(arrowflow.RecoverableSink); ok {
 			if err := rs.Recover(ctx, job, restored); err != nil {
 				return nil, fmt.Errorf("sink %q: discard uncommitted output of earlier runs: %w", n.Name(), err)
@@ -299,4 +309,97 @@ func (f *Folder) ServeSavepointRequests(ctx context.Context, job *arrowflow.Job)
 			_ = f.meta.Put(context.WithoutCancel(ctx), strings.TrimSuffix(name, ".request")+".result", out)
 		}
 	}
+}
+
+// commitRestored commits r.Restore's epoch again on every sink. When a
+// sink reports that epoch aborted outside the job, and no sink has made it
+// visible, it moves r.Restore back to the checkpoint before (nil: the
+// job's start) and tries again from there.
+func (f *Folder) commitRestored(ctx context.Context, g *arrowflow.Graph, r *Resumed) error {
+	job := g.Name()
+	for r.Restore != nil {
+		cp := r.Restore
+		committed, err := commitEpoch(ctx, g, cp)
+		if err == nil {
+			return nil
+		}
+		var ae *arrowflow.AbortedEpochError
+		if !errors.As(err, &ae) {
+			return err
+		}
+		if err := recomputable(ctx, g, cp, committed, err); err != nil {
+			return err
+		}
+		prev, skipped, lerr := f.latestBelow(ctx, cp.Epoch)
+		if lerr != nil {
+			return lerr
+		}
+		for _, e := range skipped {
+			f.logger.Warn("skipping a corrupt checkpoint manifest; restoring an older one", "err", e)
+		}
+		if prev == nil {
+			f.logger.Warn("the first epoch's output was aborted outside the job; the job starts again from its sources' configured start positions",
+				"job", job, "epoch", cp.Epoch, "err", err)
+		} else {
+			f.logger.Warn("an epoch's output was aborted outside the job; restoring the checkpoint before it to compute the epoch again",
+				"job", job, "epoch", cp.Epoch, "restore", prev.Epoch, "err", err)
+		}
+		r.Recomputed = append(r.Recomputed, cp.Epoch)
+		r.Restore = prev
+	}
+	return nil
+}
+
+// commitEpoch commits cp's epoch on every sink, in commit order, and
+// returns the sinks it committed (with output) before an error.
+func commitEpoch(ctx context.Context, g *arrowflow.Graph, cp *arrowflow.Checkpoint) (committed []string, err error) {
+	for _, n := range arrowflow.CommitOrder(g) {
+		sc := cp.Sinks[n.Name()]
+		if sc == nil {
+			continue
+		}
+		if err := n.Sink().Commit(ctx, cp.Epoch, sc.Payloads); err != nil {
+			return committed, fmt.Errorf("sink %q: commit epoch %d again on recovery: %w", n.Name(), cp.Epoch, err)
+		}
+		for _, p := range sc.Payloads {
+			if p != nil {
+				committed = append(committed, n.Name())
+				break
+			}
+		}
+	}
+	return committed, nil
+}
+
+// recomputable checks that cp's epoch, found aborted by a sink (abortErr),
+// can be computed again from the checkpoint before it without duplicating
+// output: no part of it is visible in any sink. committed names the sinks
+// that just committed it (with output) before the aborted one.
+func recomputable(ctx context.Context, g *arrowflow.Graph, cp *arrowflow.Checkpoint, committed []string, abortErr error) error {
+	var ae *arrowflow.AbortedEpochError
+	errors.As(abortErr, &ae)
+	fail := func(why string) error {
+		return fmt.Errorf("%w; the epoch cannot be computed again without duplicating output because %s: "+
+			"raise the sink's transaction timeout above the longest expected downtime", abortErr, why)
+	}
+	if len(ae.Committed) > 0 {
+		return fail(fmt.Sprintf("subtasks %v of that sink had committed it", ae.Committed))
+	}
+	if len(committed) > 0 {
+		return fail(fmt.Sprintf("sinks %q had committed it", committed))
+	}
+	for _, n := range arrowflow.CommitOrder(g) {
+		rs, ok := n.Sink().(arrowflow.RecoverableSink)
+		if !ok || cp.Sinks[n.Name()] == nil {
+			continue
+		}
+		last, err := rs.LastCommittedEpoch(ctx, g.Name())
+		if err != nil {
+			return fmt.Errorf("sink %q: last committed epoch: %w", n.Name(), err)
+		}
+		if last >= cp.Epoch {
+			return fail(fmt.Sprintf("sink %q committed epoch %d already", n.Name(), last))
+		}
+	}
+	return nil
 }

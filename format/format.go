@@ -1,0 +1,88 @@
+package format
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Decoder turns serialized record values into rows of an Arrow schema. A
+// Decoder is safe for concurrent use; each goroutine builds batches through
+// its own BatchBuilder.
+type Decoder interface {
+	// Schema is the schema of the batches the decoder builds.
+	Schema() *arrow.Schema
+	// NewBuilder starts a batch builder allocating from mem.
+	NewBuilder(mem memory.Allocator) BatchBuilder
+}
+
+// BatchBuilder accumulates decoded rows into one batch at a time. It is
+// not safe for concurrent use.
+type BatchBuilder interface {
+	// Append decodes value as the next row. On error the record is
+	// rejected: it is not part of the batch, the builder stays usable, and
+	// the error (a *RecordError) says what is wrong and where in the value.
+	Append(value []byte) error
+	// Len is the number of rows accepted since the last NewRecord.
+	Len() int
+	// NewRecord returns the accepted rows as a record batch (the caller
+	// owns its reference) and starts an empty batch.
+	NewRecord() arrow.RecordBatch
+	// Release frees the builder's buffers.
+	Release()
+}
+
+// Encoder serializes rows of record batches. An Encoder is safe for
+// concurrent use.
+type Encoder interface {
+	// Encode serializes every row of rec in order, calling emit with the
+	// row index and its bytes; value is only valid during the call. An
+	// error from emit stops the encoding and is returned.
+	Encode(rec arrow.RecordBatch, emit func(row int, value []byte) error) error
+}
+
+// RecordError describes why one record was rejected.
+type RecordError struct {
+	// Format is the format's name ("json", "avro-confluent", ...).
+	Format string
+	// Field is the column being decoded, when known.
+	Field string
+	// Offset is the byte offset in the value where decoding failed, or -1.
+	Offset int
+	// Err is the reason.
+	Err error
+}
+
+func (e *RecordError) Error() string {
+	s := e.Format + ": "
+	if e.Field != "" {
+		s += "field " + e.Field + ": "
+	}
+	if e.Offset >= 0 {
+		s += "at byte " + itoa(e.Offset) + ": "
+	}
+	return s + e.Err.Error()
+}
+
+func (e *RecordError) Unwrap() error { return e.Err }
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}

@@ -1,0 +1,157 @@
+package kafka_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/weirflow/weir/arrowflow"
+)
+
+// newCluster starts a kfake broker on a loopback port, stopped when the
+// test ends.
+func newCluster(t *testing.T, opts ...kfake.Opt) *kfake.Cluster {
+	t.Helper()
+	opts = append([]kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(3)}, opts...)
+	c, err := kfake.NewCluster(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// textEncoder writes a row as its columns' values joined by commas; the
+// tests only need an encoder whose output they can compare.
+type textEncoder struct{}
+
+func (textEncoder) Encode(rec arrow.RecordBatch, emit func(int, []byte) error) error {
+	var buf []byte
+	for i := 0; i < int(rec.NumRows()); i++ {
+		buf = buf[:0]
+		for c := 0; c < int(rec.NumCols()); c++ {
+			if c > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, rec.Column(c).ValueStr(i)...)
+		}
+		if err := emit(i, buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readCommitted reads every committed record of topic with a plain
+// read_committed consumer, until the end offsets seen when it starts,
+// and returns the values sorted (plus the keys, by value).
+func readCommitted(t *testing.T, brokers []string, topic string) (values []string, keys map[string]string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.KeepControlRecords())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	end := endOffsets(t, ctx, cl, topic)
+	keys = map[string]string{}
+	next := map[int32]int64{}
+	done := func() bool {
+		for p, e := range end {
+			if next[p] < e {
+				return false
+			}
+		}
+		return true
+	}
+	for !done() {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("reading %s: %v (at %v, end %v)", topic, ctx.Err(), next, end)
+		}
+		fs.EachPartition(func(p kgo.FetchTopicPartition) {
+			for _, r := range p.Records {
+				next[r.Partition] = r.Offset + 1
+				if r.Attrs.IsControl() {
+					// A commit or abort marker: it moves the
+					// position past the transaction.
+					continue
+				}
+				values = append(values, string(r.Value))
+				keys[string(r.Value)] = string(r.Key)
+			}
+		})
+	}
+	sort.Strings(values)
+	return values, keys
+}
+
+// endOffsets lists the last stable offsets of topic's partitions.
+func endOffsets(t *testing.T, ctx context.Context, cl *kgo.Client, topic string) map[int32]int64 {
+	t.Helper()
+	offs, err := kadm.NewClient(cl).ListCommittedOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int32]int64{}
+	offs.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil {
+			t.Fatalf("list offsets of %s/%d: %v", topic, o.Partition, o.Err)
+		}
+		out[o.Partition] = o.Offset
+	})
+	return out
+}
+
+func sameValues(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d records, want %d", what, len(got), len(want))
+	}
+	for i := 0; i < len(got) && i < len(want); i++ {
+		if got[i] != want[i] {
+			t.Fatalf("%s: record %d (sorted) = %q, want %q", what, i, got[i], want[i])
+		}
+	}
+	seen := map[string]int{}
+	for _, v := range got {
+		seen[v]++
+	}
+	var dup []string
+	for v, n := range seen {
+		if n > 1 {
+			dup = append(dup, fmt.Sprintf("%s x%d", v, n))
+		}
+	}
+	if len(dup) > 0 {
+		t.Errorf("%s: duplicates: %s", what, strings.Join(dup[:min(5, len(dup))], "; "))
+	}
+}
+
+func sortStrings(s []string) []string {
+	sort.Strings(s)
+	return s
+}
+
+// stringBatch is a one-row batch with a string column "v".
+func stringBatch(mem memory.Allocator, v string) arrowflow.Batch {
+	b := array.NewStringBuilder(mem)
+	defer b.Release()
+	b.Append(v)
+	col := b.NewArray()
+	defer col.Release()
+	sc := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.BinaryTypes.String}}, nil)
+	return arrowflow.NewBatch(array.NewRecordBatch(sc, []arrow.Array{col}, 1))
+}

@@ -1,0 +1,308 @@
+package kafka
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/weirflow/weir/arrowflow"
+)
+
+// writer is one subtask's writer.
+type writer struct {
+	s      *Sink
+	info   *arrowflow.TaskInfo
+	prefix string
+	epoch  uint64 // the open epoch
+	cur    *slot  // the slot whose transaction holds the open epoch
+	alo    *kgo.Client
+	n      int64 // records produced in the open epoch
+
+	mu     sync.Mutex
+	perr   error // first produce error
+	schema *arrow.Schema
+	keyIdx []int
+	tsIdx  int
+	unit   arrow.TimeUnit
+}
+
+func (w *writer) client() *kgo.Client {
+	if w.alo != nil {
+		return w.alo
+	}
+	return w.cur.client
+}
+
+func (w *writer) bind(schema *arrow.Schema) error {
+	if w.schema != nil && w.schema.Equal(schema) {
+		return nil
+	}
+	w.keyIdx = w.keyIdx[:0]
+	for _, k := range w.s.opts.KeyColumns {
+		i, err := columnIndex(schema, k, "key")
+		if err != nil {
+			return err
+		}
+		if w.s.opts.KeyEncoder == nil {
+			switch schema.Field(i).Type.ID() {
+			case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY,
+				arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
+			default:
+				return fmt.Errorf("kafka sink: key column %q of type %s needs a key format (key.format)", k, schema.Field(i).Type)
+			}
+		}
+		w.keyIdx = append(w.keyIdx, i)
+	}
+	w.tsIdx = -1
+	if c := w.s.opts.TimestampColumn; c != "" {
+		i, err := columnIndex(schema, c, "timestamp")
+		if err != nil {
+			return err
+		}
+		ts, ok := schema.Field(i).Type.(*arrow.TimestampType)
+		if !ok {
+			return fmt.Errorf("kafka sink: timestamp column %q has type %s, not a timestamp", c, schema.Field(i).Type)
+		}
+		w.tsIdx, w.unit = i, ts.Unit
+	}
+	w.schema = schema
+	return nil
+}
+
+func (w *writer) promise(_ *kgo.Record, err error) {
+	if err != nil {
+		w.mu.Lock()
+		if w.perr == nil {
+			w.perr = err
+		}
+		w.mu.Unlock()
+	}
+}
+
+func (w *writer) produceErr() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.perr
+}
+
+// Write implements arrowflow.SinkWriter.
+func (w *writer) Write(ctx context.Context, b arrowflow.Batch) error {
+	defer b.Release()
+	if b.NumRows() == 0 {
+		return nil
+	}
+	if err := w.produceErr(); err != nil {
+		return fmt.Errorf("kafka sink: produce to %s: %w", w.s.opts.Topic, err)
+	}
+	rec := b.Record
+	if b.Sel != nil {
+		m, err := b.Materialize(w.info.Allocator)
+		if err != nil {
+			return err
+		}
+		defer m.Release()
+		rec = m
+	}
+	if err := w.bind(rec.Schema()); err != nil {
+		return err
+	}
+	if w.alo == nil && w.cur == nil {
+		sl, err := w.s.acquire(ctx, w)
+		if err != nil {
+			return err
+		}
+		if err := sl.client.BeginTransaction(); err != nil {
+			return fmt.Errorf("kafka sink: begin transaction %s: %w", sl.txnID, err)
+		}
+		w.cur = sl
+		w.n = 0
+	}
+	rows := int(rec.NumRows())
+	keys, err := w.keys(rec)
+	if err != nil {
+		return err
+	}
+	recs := make([]kgo.Record, rows)
+	var slab []byte
+	err = w.s.opts.Encoder.Encode(rec, func(row int, value []byte) error {
+		start := len(slab)
+		slab = append(slab, value...)
+		recs[row].Value = slab[start:len(slab):len(slab)]
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("kafka sink: encode: %w", err)
+	}
+	// slab may have moved while growing: fix the values up.
+	off := 0
+	for i := range recs {
+		n := len(recs[i].Value)
+		recs[i].Value = slab[off : off+n : off+n]
+		off += n
+	}
+	var ts *array.Timestamp
+	if w.tsIdx >= 0 {
+		ts = rec.Column(w.tsIdx).(*array.Timestamp)
+	}
+	cl := w.client()
+	for i := range recs {
+		r := &recs[i]
+		if keys != nil {
+			r.Key = keys[i]
+		}
+		if ts != nil && ts.IsValid(i) {
+			r.Timestamp = ts.Value(i).ToTime(w.unit)
+		}
+		cl.Produce(ctx, r, w.promise)
+	}
+	w.n += int64(rows)
+	return nil
+}
+
+// keys returns each row's record key, or nil without key columns.
+func (w *writer) keys(rec arrow.RecordBatch) ([][]byte, error) {
+	if len(w.keyIdx) == 0 {
+		return nil, nil
+	}
+	rows := int(rec.NumRows())
+	out := make([][]byte, rows)
+	if enc := w.s.opts.KeyEncoder; enc != nil {
+		cols := make([]arrow.Array, len(w.keyIdx))
+		fields := make([]arrow.Field, len(w.keyIdx))
+		for i, c := range w.keyIdx {
+			cols[i], fields[i] = rec.Column(c), rec.Schema().Field(c)
+		}
+		proj := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(rows))
+		defer proj.Release()
+		var slab []byte
+		ends := make([]int, rows)
+		err := enc.Encode(proj, func(row int, v []byte) error {
+			slab = append(slab, v...)
+			ends[row] = len(slab)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("kafka sink: encode key: %w", err)
+		}
+		start := 0
+		for i := range out {
+			out[i] = slab[start:ends[i]:ends[i]]
+			start = ends[i]
+		}
+		return out, nil
+	}
+	col := rec.Column(w.keyIdx[0])
+	for i := range out {
+		if col.IsNull(i) {
+			continue
+		}
+		switch a := col.(type) {
+		case *array.String:
+			out[i] = []byte(a.Value(i))
+		case *array.LargeString:
+			out[i] = []byte(a.Value(i))
+		case *array.Binary:
+			out[i] = append([]byte(nil), a.Value(i)...)
+		case *array.LargeBinary:
+			out[i] = append([]byte(nil), a.Value(i)...)
+		case *array.Int8:
+			out[i] = strconv.AppendInt(nil, int64(a.Value(i)), 10)
+		case *array.Int16:
+			out[i] = strconv.AppendInt(nil, int64(a.Value(i)), 10)
+		case *array.Int32:
+			out[i] = strconv.AppendInt(nil, int64(a.Value(i)), 10)
+		case *array.Int64:
+			out[i] = strconv.AppendInt(nil, a.Value(i), 10)
+		case *array.Uint8:
+			out[i] = strconv.AppendUint(nil, uint64(a.Value(i)), 10)
+		case *array.Uint16:
+			out[i] = strconv.AppendUint(nil, uint64(a.Value(i)), 10)
+		case *array.Uint32:
+			out[i] = strconv.AppendUint(nil, uint64(a.Value(i)), 10)
+		case *array.Uint64:
+			out[i] = strconv.AppendUint(nil, a.Value(i), 10)
+		default:
+			return nil, fmt.Errorf("kafka sink: key column of type %s needs a key format", col.DataType())
+		}
+	}
+	return out, nil
+}
+
+// PreCommit implements arrowflow.SinkWriter: it flushes the epoch's
+// records and, with ExactlyOnce, returns the open transaction's id,
+// producer id and producer epoch.
+func (w *writer) PreCommit(ctx context.Context, epoch uint64) ([]byte, error) {
+	if epoch != w.epoch {
+		return nil, fmt.Errorf("BUG: kafka sink: pre-commit of epoch %d while epoch %d is open", epoch, w.epoch)
+	}
+	w.epoch++
+	if w.alo != nil {
+		if err := w.alo.Flush(ctx); err != nil {
+			return nil, fmt.Errorf("kafka sink: flush: %w", err)
+		}
+		if err := w.produceErr(); err != nil {
+			return nil, fmt.Errorf("kafka sink: produce to %s: %w", w.s.opts.Topic, err)
+		}
+		return nil, nil
+	}
+	sl := w.cur
+	if sl == nil {
+		return nil, nil
+	}
+	w.cur = nil
+	if err := sl.client.Flush(ctx); err != nil {
+		return nil, fmt.Errorf("kafka sink: flush transaction %s: %w", sl.txnID, err)
+	}
+	if err := w.produceErr(); err != nil {
+		return nil, fmt.Errorf("kafka sink: produce to %s in transaction %s: %w", w.s.opts.Topic, sl.txnID, err)
+	}
+	pid, pepoch, err := sl.client.ProducerID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("kafka sink: producer id of transaction %s: %w", sl.txnID, err)
+	}
+	w.s.mu.Lock()
+	sl.pending, sl.pid, sl.pepoch = epoch, pid, pepoch
+	w.s.mu.Unlock()
+	return json.Marshal(txnRecord{TxnID: sl.txnID, ProducerID: pid, ProducerEpoch: pepoch, Records: w.n})
+}
+
+// Close implements arrowflow.SinkWriter: it aborts the open epoch's
+// transaction (output not pre-committed is discarded) and, when it is the
+// last writer, closes the producers without pending transactions.
+func (w *writer) Close() error {
+	var err error
+	if w.alo != nil {
+		w.alo.Close()
+	}
+	if sl := w.cur; sl != nil {
+		w.cur = nil
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if aerr := sl.client.AbortBufferedRecords(ctx); aerr == nil {
+			if eerr := sl.client.EndTransaction(ctx, kgo.TryAbort); eerr != nil && !abortedAnswer(eerr) {
+				err = fmt.Errorf("kafka sink: abort transaction %s: %w", sl.txnID, eerr)
+			}
+		}
+		cancel()
+	}
+	s := w.s
+	s.mu.Lock()
+	s.writers--
+	if s.writers == 0 {
+		for _, sl := range s.slots {
+			if sl.pending == 0 && sl.client != nil {
+				sl.client.Close()
+				sl.client = nil
+			}
+		}
+	}
+	s.mu.Unlock()
+	return errors.Join(err)
+}
