@@ -1,10 +1,62 @@
 // Package format converts between bytes and Arrow record batches for
 // connectors: JSON, CSV, Avro (plain and with the Confluent Schema Registry
-// wire format) and raw values. Decoders write straight into Arrow builders
-// from a plan compiled once per schema; no record goes through a
-// map[string]any.
+// wire format) and raw values. Decoders write straight into columns from a
+// plan compiled once per schema (per writer schema for Avro); no record
+// goes through a map[string]any, reflection or encoding/json, and decoding
+// allocates nothing per record in steady state.
 //
-// A connector asks for a format by name (New*), gets a Decoder or Encoder,
-// and applies its own bad-record policy to the errors a BatchBuilder
-// returns: a rejected record is never part of the batch.
+// A connector asks for a format by name (NewDecoder, NewEncoder with a
+// Config), gets a Decoder or Encoder, and applies its own bad-record
+// policy to the errors a BatchBuilder returns: a rejected record is never
+// part of the batch (the builder cuts every column back to the accepted
+// rows), and the *RecordError says which field and byte offset are at
+// fault.
+//
+// # Types
+//
+// The columns may be of the Arrow types bool, int8-64, uint8-64, float32,
+// float64, string, large_string, binary, large_binary, fixed_size_binary,
+// decimal128, date32, time32 (s, ms), time64 (us, ns), timestamp (any unit,
+// with or without time zone), and, for json and avro, struct, list and
+// map with string keys, nested freely. csv takes the scalar types, raw one
+// binary or string column.
+//
+// # json
+//
+// One object per value, fields matched by name (case-sensitive): unknown
+// fields are skipped (but must be valid JSON), a missing nullable field is
+// null, a missing or null non-nullable field rejects the record, and so do
+// a duplicate field, trailing data, invalid UTF-8 in a string and lone
+// surrogates in \u escapes. Integers must be integer literals in range;
+// like Flink, numbers and booleans are also read from strings ("42"), and
+// a string column takes any other value as its JSON text. Floats read NaN
+// and ±Infinity from strings. Decimals are read exactly from numbers or
+// strings, rounding half away from zero past the scale. Timestamps read
+// RFC 3339, ISO-8601 and SQL ("2006-01-02 15:04:05.999") text, with an
+// optional zone (none means UTC), or an integer count of the column's
+// unit; dates read yyyy-MM-dd or days, times HH:mm[:ss[.f]] or the unit.
+// Binary is base64. The encoder writes what the decoder reads back:
+// timestamps in RFC 3339 (or json.timestamp-format.standard), decimals as
+// plain numbers, NaN and infinities as strings, dates and timestamps
+// outside years 0000-9999 as integers.
+//
+// # csv
+//
+// One line per value (a final line break is allowed), fields in schema
+// order. Quotes double to escape ("a ""b"""); nulls follow PostgreSQL's
+// convention: an unquoted field equal to the null literal (by default
+// empty) is null, a quoted "" is an empty string.
+//
+// # avro and avro-confluent
+//
+// Avro binary encoding, resolved against the columns as Avro schema
+// resolution does (the columns play the reader's schema): fields by name,
+// writer fields without a column skipped, columns without a writer field
+// null, unions by branch, numeric promotions, timestamps between units,
+// enums as strings. avro-confluent values carry the Confluent header
+// (magic byte 0, 4-byte big-endian schema id); the decoder fetches each
+// writer schema from the registry once and compiles a program per id; the
+// encoder registers its schema (AvroSchema of the columns, or
+// avro-confluent.schema) under avro-confluent.subject at construction.
+// Package registry is an in-memory registry speaking the same API.
 package format

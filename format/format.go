@@ -21,18 +21,24 @@ type BatchBuilder interface {
 	// Append decodes value as the next row. On error the record is
 	// rejected: it is not part of the batch, the builder stays usable, and
 	// the error (a *RecordError) says what is wrong and where in the value.
+	// An error that is not a *RecordError is not about the record (the
+	// schema registry could not be reached): the same value may decode
+	// later, and a connector should not count it as a bad record.
 	Append(value []byte) error
 	// Len is the number of rows accepted since the last NewRecord.
 	Len() int
 	// NewRecord returns the accepted rows as a record batch (the caller
 	// owns its reference) and starts an empty batch.
 	NewRecord() arrow.RecordBatch
-	// Release frees the builder's buffers.
+	// Release frees the builder's buffers. The builder holds no allocator
+	// memory between NewRecord calls (its scratch is Go memory), so
+	// Release only drops rows not yet returned.
 	Release()
 }
 
 // Encoder serializes rows of record batches. An Encoder is safe for
-// concurrent use.
+// concurrent use. Its schema is fixed when it is made: a batch whose
+// column types differ is an error.
 type Encoder interface {
 	// Encode serializes every row of rec in order, calling emit with the
 	// row index and its bytes; value is only valid during the call. An
@@ -52,6 +58,8 @@ type RecordError struct {
 	Err error
 }
 
+// Error says "<format>: field <field>: at byte <offset>: <reason>", leaving
+// out the parts that are unknown.
 func (e *RecordError) Error() string {
 	s := e.Format + ": "
 	if e.Field != "" {
@@ -63,6 +71,7 @@ func (e *RecordError) Error() string {
 	return s + e.Err.Error()
 }
 
+// Unwrap returns Err.
 func (e *RecordError) Unwrap() error { return e.Err }
 
 func itoa(n int) string {

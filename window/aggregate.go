@@ -95,6 +95,16 @@ func (a Aggregate) Factory() arrowflow.OperatorFactory {
 	return func() arrowflow.Operator { return &aggOp{cfg: a} }
 }
 
+// OutputSchema is the schema of the rows the aggregate emits:
+// window_start, window_end, the keys, then the aggregates.
+func (a Aggregate) OutputSchema() (*arrow.Schema, error) {
+	c, err := a.compile()
+	if err != nil {
+		return nil, err
+	}
+	return c.out, nil
+}
+
 // Validate checks the configuration against its input schema.
 func (a Aggregate) Validate() error {
 	_, err := a.compile()
@@ -614,6 +624,10 @@ func (o *aggOp) RestoreState(r state.SnapshotReader) error {
 	}
 	if sawMeta {
 		o.wm = wm
+	}
+	if !slices.Contains(r.Tables(), stateTable) {
+		// A snapshot taken while no window held rows has no pane table.
+		return o.reportState()
 	}
 	err = r.Read(stateTable, func(rec arrow.RecordBatch) error {
 		if !rec.Schema().Equal(o.c.state) {

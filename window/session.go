@@ -502,6 +502,10 @@ func (o *sessionOp) RestoreState(r state.SnapshotReader) error {
 		o.wm = wm
 	}
 	nk := len(o.c.keyIdx)
+	if !slices.Contains(r.Tables(), stateTable) {
+		// A snapshot taken while no window held rows has no pane table.
+		return o.reportState()
+	}
 	err = r.Read(stateTable, func(rec arrow.RecordBatch) error {
 		if !rec.Schema().Equal(o.sessionStateSchema()) {
 			return fmt.Errorf("window aggregate %s: snapshot schema %s does not match this job's %s", o.info.Name, rec.Schema(), o.sessionStateSchema())

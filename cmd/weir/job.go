@@ -10,13 +10,16 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/spf13/cobra"
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/checkpoint"
+	"github.com/weirflow/weir/format"
 	"github.com/weirflow/weir/kernels"
+	kafkasink "github.com/weirflow/weir/sinks/kafka"
 	"github.com/weirflow/weir/sinks/parquet"
-	"github.com/weirflow/weir/sources/datagen"
+	kafkasrc "github.com/weirflow/weir/sources/kafka"
 	"github.com/weirflow/weir/state"
 	"github.com/weirflow/weir/window"
 )
@@ -68,6 +71,9 @@ func runWithCheckpoints(ctx context.Context, out io.Writer, g *arrowflow.Graph, 
 	for _, e := range resumed.Skipped {
 		fmt.Fprintf(out, "warning: %v\n", e)
 	}
+	for _, e := range resumed.Recomputed {
+		fmt.Fprintf(out, "warning: the output of epoch %d was aborted outside the job (a transaction timed out while the job was down); computing it again from the checkpoint before\n", e)
+	}
 	switch {
 	case resumed.Restore == nil:
 		fmt.Fprintf(out, "checkpoints in %s: fresh start at epoch %d\n", c.dir, resumed.FirstEpoch)
@@ -95,6 +101,9 @@ func runWithCheckpoints(ctx context.Context, out io.Writer, g *arrowflow.Graph, 
 }
 
 type jobOptions struct {
+	brokers     []string
+	in          string
+	txnTimeout  time.Duration
 	rows        int64
 	rate        float64
 	parallelism int
@@ -107,21 +116,27 @@ type jobOptions struct {
 func newJobCommand() *cobra.Command {
 	o := jobOptions{}
 	cmd := &cobra.Command{
-		Use:   "job windowed|passthrough",
-		Short: "Run a built-in job from generated rows into a Parquet folder, exactly once",
+		Use:   "job windowed|passthrough|kafka-windowed",
+		Short: "Run a built-in job, exactly once: into a Parquet folder or a Kafka topic",
 		Long: `Runs one of weir's built-in jobs with durable checkpoints:
 
   windowed     datagen -> keyed by key -> count, min and max of price per key
                in tumbling 1 s event-time windows -> Parquet
   passthrough  datagen -> Parquet, partitioned by category
+  kafka-windowed
+               Kafka topic --in (JSON rows of 'weir gen', read up to the
+               end offsets seen at start) -> the windowed aggregate above ->
+               Kafka topic --out (JSON, keyed by key), in one transaction
+               per epoch and subtask
 
 The output folder is a transactional Parquet table: files of an epoch
 become visible when the epoch commits, and _weir/commits/ lists exactly
 the committed files. Kill the job at any moment and start it again with
 the same --checkpoint-dir: the table ends up with exactly the rows of a
-run without failures.`,
+run without failures. The same holds for the Kafka topic, read with
+isolation.level=read_committed.`,
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{"windowed", "passthrough"},
+		ValidArgs: []string{"windowed", "passthrough", "kafka-windowed"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runJob(cmd, args[0], o)
 		},
@@ -131,7 +146,10 @@ run without failures.`,
 	f.Float64Var(&o.rate, "rate", 0, "rows per second (0: as fast as possible)")
 	f.IntVar(&o.parallelism, "parallelism", runtime.NumCPU(), "subtasks per operator")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the generated rows")
-	f.StringVar(&o.out, "out", "", "output folder (a Parquet table; required)")
+	f.StringVar(&o.out, "out", "", "output folder (a Parquet table), or output topic for kafka-windowed (required)")
+	f.StringSliceVar(&o.brokers, "brokers", []string{"127.0.0.1:9092"}, "Kafka bootstrap brokers (kafka-windowed)")
+	f.StringVar(&o.in, "in", "events", "input topic (kafka-windowed)")
+	f.DurationVar(&o.txnTimeout, "transaction-timeout", kafkasink.DefaultTransactionTimeout, "Kafka transaction timeout (kafka-windowed): longer than any expected downtime")
 	f.Int64Var(&o.fileSize, "target-file-size", 128<<20, "roll Parquet files at about this many bytes")
 	o.cp.register(cmd)
 	return cmd
@@ -145,10 +163,10 @@ func builtinJob(name string, o jobOptions) (*arrowflow.Graph, error) {
 	if o.out == "" {
 		return nil, errors.New("--out is required")
 	}
-	src, err := datagen.New(datagen.Config{
-		Seed: o.seed, Rows: o.rows, RowsPerSecond: o.rate, Splits: 16,
-		EventTime: datagen.EventTimeConfig{MaxOutOfOrderness: 100 * time.Millisecond},
-	})
+	if name == "kafka-windowed" {
+		return kafkaWindowedJob(o)
+	}
+	src, err := genSource(o.seed, o.rows, o.rate)
 	if err != nil {
 		return nil, err
 	}
@@ -156,17 +174,8 @@ func builtinJob(name string, o jobOptions) (*arrowflow.Graph, error) {
 	gen := g.Source("generate", src, o.parallelism)
 	switch name {
 	case "windowed":
-		agg := window.Aggregate{
-			Input: src.Schema(), Time: "ts", Window: window.Tumbling(time.Second), Keys: []string{"key"},
-			Aggs: []window.Agg{
-				// Order-independent aggregates: the output is the same
-				// bit for bit however rows interleave (a float sum is not).
-				{Func: kernels.AggCountStar, Name: "rows"},
-				{Func: kernels.AggMin, Args: []string{"price"}, Name: "min_price"},
-				{Func: kernels.AggMax, Args: []string{"price"}, Name: "max_price"},
-			},
-		}
-		if err := agg.Validate(); err != nil {
+		agg, err := perKeyWindows(src.Schema())
+		if err != nil {
 			return nil, err
 		}
 		sink, err := parquet.New(parquet.Options{Path: o.out, TargetFileSize: o.fileSize})
@@ -182,9 +191,80 @@ func builtinJob(name string, o jobOptions) (*arrowflow.Graph, error) {
 		}
 		g.Sink("parquet", sink, o.parallelism, arrowflow.Forward(gen))
 	default:
-		return nil, fmt.Errorf("unknown built-in job %q (windowed, passthrough)", name)
+		return nil, fmt.Errorf("unknown built-in job %q (windowed, passthrough, kafka-windowed)", name)
 	}
 	return g, nil
+}
+
+// perKeyWindows is the windowed aggregate of the built-in jobs: count,
+// min and max of price per key in tumbling one-second event-time windows.
+func perKeyWindows(input *arrow.Schema) (window.Aggregate, error) {
+	agg := window.Aggregate{
+		Input: input, Time: "ts", Window: window.Tumbling(time.Second), Keys: []string{"key"},
+		Aggs: []window.Agg{
+			// Order-independent aggregates: the output is the same bit
+			// for bit however rows interleave (a float sum is not).
+			{Func: kernels.AggCountStar, Name: "rows"},
+			{Func: kernels.AggMin, Args: []string{"price"}, Name: "min_price"},
+			{Func: kernels.AggMax, Args: []string{"price"}, Name: "max_price"},
+		},
+	}
+	return agg, agg.Validate()
+}
+
+// kafkaWindowedJob reads the JSON rows of `weir gen` from a topic and
+// writes the per-key windows to another, exactly once.
+func kafkaWindowedJob(o jobOptions) (*arrowflow.Graph, error) {
+	if len(o.brokers) == 0 || o.in == "" {
+		return nil, errors.New("--brokers and --in are required")
+	}
+	ctx := context.Background()
+	schema := datagenSchema()
+	dec, err := format.NewDecoder(ctx, format.Config{Name: "json", Schema: schema})
+	if err != nil {
+		return nil, err
+	}
+	src, err := kafkasrc.NewSource(kafkasrc.Options{
+		Brokers: o.brokers, Topics: []string{o.in}, Decoder: dec,
+		StartupMode: kafkasrc.StartEarliest, BoundedMode: kafkasrc.BoundedLatest,
+		EventTime: "ts", MaxOutOfOrderness: time.Second,
+	})
+	if err != nil {
+		return nil, err
+	}
+	agg, err := perKeyWindows(src.Schema())
+	if err != nil {
+		return nil, err
+	}
+	outSchema, err := agg.OutputSchema()
+	if err != nil {
+		return nil, err
+	}
+	enc, err := format.NewEncoder(ctx, format.Config{Name: "json", Schema: outSchema})
+	if err != nil {
+		return nil, err
+	}
+	sink, err := kafkasink.New(kafkasink.Options{
+		Brokers: o.brokers, Topic: o.out, Encoder: enc, KeyColumns: []string{"key"},
+		TransactionTimeout: o.txnTimeout,
+	})
+	if err != nil {
+		return nil, err
+	}
+	g := arrowflow.NewGraph("kafka-windowed")
+	in := g.Source("kafka-in", src, o.parallelism)
+	win := g.Operator("per-key-windows", agg.Factory(), o.parallelism, arrowflow.KeyBy(in, "key"))
+	g.Sink("kafka-out", sink, o.parallelism, arrowflow.Forward(win))
+	return g, nil
+}
+
+// datagenSchema is the schema of the rows `weir gen` produces.
+func datagenSchema() *arrow.Schema {
+	src, err := genSource(1, 1, 0)
+	if err != nil {
+		panic(err) // a constant configuration
+	}
+	return src.Schema()
 }
 
 func runJob(cmd *cobra.Command, name string, o jobOptions) error {
@@ -193,6 +273,7 @@ func runJob(cmd *cobra.Command, name string, o jobOptions) error {
 	if err != nil {
 		return fmt.Errorf("job %s: %w", name, err)
 	}
+	defer closeSinks(g)
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	start := time.Now()
 	job, err := runWithCheckpoints(cmd.Context(), out, g, o.cp, arrowflow.Options{Allocator: mem})
@@ -240,4 +321,16 @@ With --stop the job stops right after the savepoint (stop-with-savepoint).`,
 	cmd.Flags().BoolVar(&stop, "stop", false, "stop the job after the savepoint")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the savepoint")
 	return cmd
+}
+
+// closeSinks closes the graph's sinks that hold connections (io.Closer).
+func closeSinks(g *arrowflow.Graph) {
+	for _, n := range g.Nodes() {
+		if n.Kind() != arrowflow.SinkNode {
+			continue
+		}
+		if c, ok := n.Sink().(io.Closer); ok {
+			_ = c.Close()
+		}
+	}
 }

@@ -3,7 +3,9 @@
 // Usage:
 //
 //	weir demo       run the built-in demo job and say what it did
-//	weir job        run a built-in job into a Parquet folder, exactly once
+//	weir job        run a built-in job into a Parquet folder or Kafka, exactly once
+//	weir kafka      run an embedded Kafka-protocol broker on 127.0.0.1
+//	weir gen        produce generated events into a Kafka topic
 //	weir savepoint  take a savepoint of a running job
 //	weir version    print version information
 //
@@ -40,6 +42,6 @@ every epoch closes with an aligned checkpoint.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDemoCommand(), newJobCommand(), newSavepointCommand(), newVersionCommand())
+	root.AddCommand(newDemoCommand(), newJobCommand(), newKafkaCommand(), newGenCommand(), newSavepointCommand(), newVersionCommand())
 	return root
 }

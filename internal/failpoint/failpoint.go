@@ -18,7 +18,16 @@ const (
 	AfterPreCommit = "after-precommit" // a sink subtask pre-committed
 	AfterManifest  = "after-manifest"  // the epoch's manifest is written
 	MidCommit      = "mid-commit"      // a sink committed part of an epoch
+	// NextEpochWritten: a Kafka sink subtask has records of an epoch in
+	// the broker (flushed, its transaction open) while an earlier epoch
+	// may be pre-committed but not committed, and before the epoch's own
+	// manifest can exist.
+	NextEpochWritten = "next-epoch-written"
 )
+
+// Armed reports whether point is the armed failpoint, for callers that
+// must prepare the moment of the kill (flush first, say).
+func Armed(point string) bool { return armed && point == name }
 
 var (
 	name  string

@@ -1,21 +1,19 @@
 package kafka_test
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/twmb/franz-go/pkg/kadm"
+
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/internal/kafkatest"
 )
 
 // newCluster starts a kfake broker on a loopback port, stopped when the
@@ -52,67 +50,16 @@ func (textEncoder) Encode(rec arrow.RecordBatch, emit func(int, []byte) error) e
 	return nil
 }
 
-// readCommitted reads every committed record of topic with a plain
-// read_committed consumer, until the end offsets seen when it starts,
-// and returns the values sorted (plus the keys, by value).
+// readCommitted reads topic with an independent read_committed consumer
+// and returns the values sorted, and each value's key.
 func readCommitted(t *testing.T, brokers []string, topic string) (values []string, keys map[string]string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.KeepControlRecords())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	end := endOffsets(t, ctx, cl, topic)
+	recs := kafkatest.ReadCommitted(t, brokers, topic)
 	keys = map[string]string{}
-	next := map[int32]int64{}
-	done := func() bool {
-		for p, e := range end {
-			if next[p] < e {
-				return false
-			}
-		}
-		return true
+	for _, r := range recs {
+		keys[r.Value] = r.Key
 	}
-	for !done() {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("reading %s: %v (at %v, end %v)", topic, ctx.Err(), next, end)
-		}
-		fs.EachPartition(func(p kgo.FetchTopicPartition) {
-			for _, r := range p.Records {
-				next[r.Partition] = r.Offset + 1
-				if r.Attrs.IsControl() {
-					// A commit or abort marker: it moves the
-					// position past the transaction.
-					continue
-				}
-				values = append(values, string(r.Value))
-				keys[string(r.Value)] = string(r.Key)
-			}
-		})
-	}
-	sort.Strings(values)
-	return values, keys
-}
-
-// endOffsets lists the last stable offsets of topic's partitions.
-func endOffsets(t *testing.T, ctx context.Context, cl *kgo.Client, topic string) map[int32]int64 {
-	t.Helper()
-	offs, err := kadm.NewClient(cl).ListCommittedOffsets(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[int32]int64{}
-	offs.Each(func(o kadm.ListedOffset) {
-		if o.Err != nil {
-			t.Fatalf("list offsets of %s/%d: %v", topic, o.Partition, o.Err)
-		}
-		out[o.Partition] = o.Offset
-	})
-	return out
+	return kafkatest.Values(recs), keys
 }
 
 func sameValues(t *testing.T, what string, got, want []string) {

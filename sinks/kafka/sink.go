@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/format"
+	"github.com/weirflow/weir/internal/failpoint"
 )
 
 // Guarantee is the sink's delivery guarantee (Flink's
@@ -119,7 +121,12 @@ type Sink struct {
 	changed   chan struct{} // closed and replaced when committed grows
 	writers   int           // open writers
 	closed    bool
+	produced  atomic.Int64
 }
+
+// Produced is the number of records the brokers acknowledged, in
+// committed transactions or not.
+func (s *Sink) Produced() int64 { return s.produced.Load() }
 
 type slotKey struct {
 	subtask int
@@ -333,6 +340,7 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 			return fmt.Errorf("kafka sink: commit epoch %d of subtask %d (transaction %s): %w", epoch, sub, t.TxnID, err)
 		default:
 			committed = append(committed, sub)
+			failpoint.Inject(failpoint.MidCommit)
 		}
 	}
 	if len(aborted) > 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/internal/failpoint"
 )
 
 // writer is one subtask's writer.
@@ -78,7 +79,11 @@ func (w *writer) bind(schema *arrow.Schema) error {
 }
 
 func (w *writer) promise(_ *kgo.Record, err error) {
-	if err != nil {
+	if err == nil {
+		w.s.produced.Add(1)
+		return
+	}
+	{
 		w.mu.Lock()
 		if w.perr == nil {
 			w.perr = err
@@ -164,6 +169,13 @@ func (w *writer) Write(ctx context.Context, b arrowflow.Batch) error {
 		cl.Produce(ctx, r, w.promise)
 	}
 	w.n += int64(rows)
+	if w.alo == nil && w.epoch > w.info.FirstEpoch && failpoint.Armed(failpoint.NextEpochWritten) {
+		// Crash tests: the records must be in the broker's open
+		// transaction when the process dies.
+		if err := cl.Flush(ctx); err == nil {
+			failpoint.Inject(failpoint.NextEpochWritten)
+		}
+	}
 	return nil
 }
 
