@@ -46,7 +46,7 @@ func wantValues(src *datagen.Source, rows int64) []string {
 func TestExactlyOnceJob(t *testing.T) {
 	c := newCluster(t)
 	brokers := c.ListenAddrs()
-	const rows = 6000
+	const rows = 20000
 	src := genSource(t, rows)
 	sink, err := kafka.New(kafka.Options{Brokers: brokers, Topic: "out", Encoder: textEncoder{}, KeyColumns: []string{"user"}})
 	if err != nil {
