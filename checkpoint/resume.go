@@ -39,6 +39,14 @@ type Resumed struct {
 	Recomputed []uint64
 }
 
+// restoredEpoch is the epoch of the restore point, 0 on a fresh start.
+func (r *Resumed) restoredEpoch() uint64 {
+	if r.Restore == nil {
+		return 0
+	}
+	return r.Restore.Epoch
+}
+
 // Options returns base with the checkpoint settings of the resumed run:
 // state store, recorder, savepoint writer, restore point and first epoch.
 func (r *Resumed) Options(f *Folder, base arrowflow.Options) arrowflow.Options {
@@ -93,13 +101,10 @@ func (f *Folder) Resume(ctx context.Context, g *arrowflow.Graph, fromSavepoint s
 		}
 	}
 	job := g.Name()
-	var restored uint64
-	if cp := r.Restore; cp != nil {
-		if cp.Job != job {
-			return nil, fmt.Errorf("checkpoint of epoch %d belongs to job %q, not %q", cp.Epoch, cp.Job, job)
-		}
-		restored = cp.Epoch
+	if cp := r.Restore; cp != nil && cp.Job != job {
+		return nil, fmt.Errorf("checkpoint of epoch %d belongs to job %q, not %q", cp.Epoch, cp.Job, job)
 	}
+	restored := r.restoredEpoch()
 	epochs, err := f.manifestEpochs(ctx)
 	if err != nil {
 		return nil, err
@@ -112,11 +117,8 @@ func (f *Folder) Resume(ctx context.Context, g *arrowflow.Graph, fromSavepoint s
 		if err := f.commitRestored(ctx, g, r); err != nil {
 			return nil, err
 		}
-		if r.Restore != nil {
-			restored = r.Restore.Epoch
-		} else {
-			restored = 0
-		}
+		// An aborted epoch moved the restore point back (nil: the start).
+		restored = r.restoredEpoch()
 	}
 	for _, n := range arrowflow.CommitOrder(g) {
 		sink := n.Sink()

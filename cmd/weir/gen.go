@@ -57,11 +57,12 @@ at most 100 ms out of order.`,
 	return cmd
 }
 
-// genSource is the datagen source of `weir gen` and the Kafka built-in
-// jobs' expectations.
-func genSource(seed uint64, rows int64, rate float64) (*datagen.Source, error) {
+// genSource is the datagen source of the built-in jobs and `weir gen`:
+// default columns, event times at most 100 ms out of order within a
+// split.
+func genSource(seed uint64, rows int64, rate float64, splits int) (*datagen.Source, error) {
 	return datagen.New(datagen.Config{
-		Seed: seed, Rows: rows, RowsPerSecond: rate, Splits: 16,
+		Seed: seed, Rows: rows, RowsPerSecond: rate, Splits: splits,
 		EventTime: datagen.EventTimeConfig{MaxOutOfOrderness: 100 * time.Millisecond},
 	})
 }
@@ -75,10 +76,7 @@ func runGen(cmd *cobra.Command, o genOptions) error {
 	}
 	// One split per producer: each producer, and so each partition,
 	// gets rows in event-time order (up to the generator's jitter).
-	src, err := datagen.New(datagen.Config{
-		Seed: o.seed, Rows: o.rows, RowsPerSecond: o.rate, Splits: o.parallelism,
-		EventTime: datagen.EventTimeConfig{MaxOutOfOrderness: 100 * time.Millisecond},
-	})
+	src, err := genSource(o.seed, o.rows, o.rate, o.parallelism)
 	if err != nil {
 		return fmt.Errorf("gen: %w", err)
 	}

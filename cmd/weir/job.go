@@ -166,7 +166,7 @@ func builtinJob(name string, o jobOptions) (*arrowflow.Graph, error) {
 	if name == "kafka-windowed" {
 		return kafkaWindowedJob(o)
 	}
-	src, err := genSource(o.seed, o.rows, o.rate)
+	src, err := genSource(o.seed, o.rows, o.rate, 16)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +260,7 @@ func kafkaWindowedJob(o jobOptions) (*arrowflow.Graph, error) {
 
 // datagenSchema is the schema of the rows `weir gen` produces.
 func datagenSchema() *arrow.Schema {
-	src, err := genSource(1, 1, 0)
+	src, err := genSource(1, 1, 0, 1)
 	if err != nil {
 		panic(err) // a constant configuration
 	}

@@ -301,37 +301,19 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 	if s.opts.DeliveryGuarantee != ExactlyOnce {
 		return nil
 	}
-	var raw *kgo.Client
-	defer func() {
-		if raw != nil {
-			raw.Close()
-		}
-	}()
+	e := s.ender()
+	defer e.close()
 	var aborted, committed []int
 	var reason error
 	for sub, p := range payloads {
 		if p == nil {
 			continue
 		}
-		var t txnRecord
-		if err := json.Unmarshal(p, &t); err != nil {
-			return fmt.Errorf("kafka sink: epoch %d subtask %d: bad pre-commit payload: %w", epoch, sub, err)
+		t, err := decodeTxn(epoch, sub, p)
+		if err != nil {
+			return err
 		}
-		sl := s.live(sub, epoch, t)
-		var wasAborted bool
-		var err error
-		if sl != nil {
-			err = sl.client.EndTransaction(ctx, kgo.TryCommit)
-			wasAborted = err != nil && abortedAnswer(err)
-			s.release(sl)
-		} else {
-			if raw == nil {
-				if raw, err = kgo.NewClient(s.baseOpts()...); err != nil {
-					return fmt.Errorf("kafka sink: %w", err)
-				}
-			}
-			wasAborted, err = endTxn(ctx, raw, t, true)
-		}
+		wasAborted, err := e.end(ctx, sub, epoch, t, true)
 		switch {
 		case wasAborted:
 			aborted = append(aborted, sub)
@@ -354,6 +336,49 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 	}
 	s.mu.Unlock()
 	return nil
+}
+
+func decodeTxn(epoch uint64, sub int, p []byte) (txnRecord, error) {
+	var t txnRecord
+	if err := json.Unmarshal(p, &t); err != nil {
+		return t, fmt.Errorf("kafka sink: epoch %d subtask %d: bad pre-commit payload: %w", epoch, sub, err)
+	}
+	return t, nil
+}
+
+// txnEnder ends recorded transactions: through the producer that wrote
+// one when this process still has it, else with a raw EndTxn from a
+// plain client made on first need.
+type txnEnder struct {
+	s   *Sink
+	raw *kgo.Client
+}
+
+func (s *Sink) ender() *txnEnder { return &txnEnder{s: s} }
+
+// end commits or aborts t and reports whether the broker had aborted it.
+func (e *txnEnder) end(ctx context.Context, sub int, epoch uint64, t txnRecord, commit bool) (aborted bool, err error) {
+	if sl := e.s.live(sub, epoch, t); sl != nil {
+		how := kgo.TryAbort
+		if commit {
+			how = kgo.TryCommit
+		}
+		err = sl.client.EndTransaction(ctx, how)
+		e.s.release(sl)
+		return err != nil && abortedAnswer(err), err
+	}
+	if e.raw == nil {
+		if e.raw, err = kgo.NewClient(e.s.baseOpts()...); err != nil {
+			return false, fmt.Errorf("kafka sink: %w", err)
+		}
+	}
+	return endTxn(ctx, e.raw, t, commit)
+}
+
+func (e *txnEnder) close() {
+	if e.raw != nil {
+		e.raw.Close()
+	}
 }
 
 // live returns the slot whose producer holds t open for epoch, if this
@@ -387,37 +412,20 @@ func (s *Sink) Abort(ctx context.Context, epoch uint64, payloads [][]byte) error
 	if s.opts.DeliveryGuarantee != ExactlyOnce {
 		return nil
 	}
-	var raw *kgo.Client
-	defer func() {
-		if raw != nil {
-			raw.Close()
-		}
-	}()
+	e := s.ender()
+	defer e.close()
 	var errs []error
 	for sub, p := range payloads {
 		if p == nil {
 			continue
 		}
-		var t txnRecord
-		if err := json.Unmarshal(p, &t); err != nil {
-			errs = append(errs, fmt.Errorf("kafka sink: epoch %d subtask %d: bad pre-commit payload: %w", epoch, sub, err))
+		t, err := decodeTxn(epoch, sub, p)
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
-		if sl := s.live(sub, epoch, t); sl != nil {
-			err := sl.client.EndTransaction(ctx, kgo.TryAbort)
-			s.release(sl)
-			if err != nil && !abortedAnswer(err) {
-				errs = append(errs, err)
-			}
-			continue
-		}
-		if raw == nil {
-			var err error
-			if raw, err = kgo.NewClient(s.baseOpts()...); err != nil {
-				return fmt.Errorf("kafka sink: %w", err)
-			}
-		}
-		if _, err := endTxn(ctx, raw, t, false); err != nil {
+		// An aborted answer means it is already done.
+		if aborted, err := e.end(ctx, sub, epoch, t, false); err != nil && !aborted {
 			errs = append(errs, err)
 		}
 	}

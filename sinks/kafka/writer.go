@@ -3,7 +3,6 @@ package kafka
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -136,22 +135,12 @@ func (w *writer) Write(ctx context.Context, b arrowflow.Batch) error {
 		return err
 	}
 	recs := make([]kgo.Record, rows)
-	var slab []byte
-	err = w.s.opts.Encoder.Encode(rec, func(row int, value []byte) error {
-		start := len(slab)
-		slab = append(slab, value...)
-		recs[row].Value = slab[start:len(slab):len(slab)]
-		return nil
-	})
-	if err != nil {
+	var values slabWriter
+	if err := w.s.opts.Encoder.Encode(rec, values.emit); err != nil {
 		return fmt.Errorf("kafka sink: encode: %w", err)
 	}
-	// slab may have moved while growing: fix the values up.
-	off := 0
-	for i := range recs {
-		n := len(recs[i].Value)
-		recs[i].Value = slab[off : off+n : off+n]
-		off += n
+	for i, v := range values.slices(rows) {
+		recs[i].Value = v
 	}
 	var ts *array.Timestamp
 	if w.tsIdx >= 0 {
@@ -185,7 +174,6 @@ func (w *writer) keys(rec arrow.RecordBatch) ([][]byte, error) {
 		return nil, nil
 	}
 	rows := int(rec.NumRows())
-	out := make([][]byte, rows)
 	if enc := w.s.opts.KeyEncoder; enc != nil {
 		cols := make([]arrow.Array, len(w.keyIdx))
 		fields := make([]arrow.Field, len(w.keyIdx))
@@ -194,58 +182,95 @@ func (w *writer) keys(rec arrow.RecordBatch) ([][]byte, error) {
 		}
 		proj := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(rows))
 		defer proj.Release()
-		var slab []byte
-		ends := make([]int, rows)
-		err := enc.Encode(proj, func(row int, v []byte) error {
-			slab = append(slab, v...)
-			ends[row] = len(slab)
-			return nil
-		})
-		if err != nil {
+		var keys slabWriter
+		if err := enc.Encode(proj, keys.emit); err != nil {
 			return nil, fmt.Errorf("kafka sink: encode key: %w", err)
 		}
-		start := 0
-		for i := range out {
-			out[i] = slab[start:ends[i]:ends[i]]
-			start = ends[i]
-		}
-		return out, nil
+		return keys.slices(rows), nil
 	}
+	// One key column written as it is: every row's key goes into one
+	// buffer; a null key stays nil.
 	col := rec.Column(w.keyIdx[0])
-	for i := range out {
+	var keys slabWriter
+	var null []bool
+	if col.NullN() > 0 {
+		null = make([]bool, rows)
+	}
+	for i := 0; i < rows; i++ {
 		if col.IsNull(i) {
+			null[i] = true
+			keys.end()
 			continue
 		}
 		switch a := col.(type) {
 		case *array.String:
-			out[i] = []byte(a.Value(i))
+			keys.buf = append(keys.buf, a.Value(i)...)
 		case *array.LargeString:
-			out[i] = []byte(a.Value(i))
+			keys.buf = append(keys.buf, a.Value(i)...)
 		case *array.Binary:
-			out[i] = append([]byte(nil), a.Value(i)...)
+			keys.buf = append(keys.buf, a.Value(i)...)
 		case *array.LargeBinary:
-			out[i] = append([]byte(nil), a.Value(i)...)
+			keys.buf = append(keys.buf, a.Value(i)...)
 		case *array.Int8:
-			out[i] = strconv.AppendInt(nil, int64(a.Value(i)), 10)
+			keys.buf = strconv.AppendInt(keys.buf, int64(a.Value(i)), 10)
 		case *array.Int16:
-			out[i] = strconv.AppendInt(nil, int64(a.Value(i)), 10)
+			keys.buf = strconv.AppendInt(keys.buf, int64(a.Value(i)), 10)
 		case *array.Int32:
-			out[i] = strconv.AppendInt(nil, int64(a.Value(i)), 10)
+			keys.buf = strconv.AppendInt(keys.buf, int64(a.Value(i)), 10)
 		case *array.Int64:
-			out[i] = strconv.AppendInt(nil, a.Value(i), 10)
+			keys.buf = strconv.AppendInt(keys.buf, a.Value(i), 10)
 		case *array.Uint8:
-			out[i] = strconv.AppendUint(nil, uint64(a.Value(i)), 10)
+			keys.buf = strconv.AppendUint(keys.buf, uint64(a.Value(i)), 10)
 		case *array.Uint16:
-			out[i] = strconv.AppendUint(nil, uint64(a.Value(i)), 10)
+			keys.buf = strconv.AppendUint(keys.buf, uint64(a.Value(i)), 10)
 		case *array.Uint32:
-			out[i] = strconv.AppendUint(nil, uint64(a.Value(i)), 10)
+			keys.buf = strconv.AppendUint(keys.buf, uint64(a.Value(i)), 10)
 		case *array.Uint64:
-			out[i] = strconv.AppendUint(nil, a.Value(i), 10)
+			keys.buf = strconv.AppendUint(keys.buf, a.Value(i), 10)
 		default:
 			return nil, fmt.Errorf("kafka sink: key column of type %s needs a key format", col.DataType())
 		}
+		keys.end()
+	}
+	out := keys.slices(rows)
+	for i, isNull := range null {
+		if isNull {
+			out[i] = nil
+		}
 	}
 	return out, nil
+}
+
+// slabWriter gathers a batch's serialized values in one buffer: one
+// allocation per batch rather than per record. The records handed to the
+// producer keep their slices until acknowledged; every batch has its own
+// slab.
+type slabWriter struct {
+	buf  []byte
+	ends []int
+}
+
+// emit is a format.Encoder callback: it copies row's value.
+func (s *slabWriter) emit(_ int, v []byte) error {
+	s.buf = append(s.buf, v...)
+	s.end()
+	return nil
+}
+
+// end closes the current value.
+func (s *slabWriter) end() { s.ends = append(s.ends, len(s.buf)) }
+
+// slices returns the n values, each capped so that appends cannot spill
+// into the next.
+func (s *slabWriter) slices(n int) [][]byte {
+	out := make([][]byte, n)
+	start := 0
+	for i := 0; i < n && i < len(s.ends); i++ {
+		end := s.ends[i]
+		out[i] = s.buf[start:end:end]
+		start = end
+	}
+	return out
 }
 
 // PreCommit implements arrowflow.SinkWriter: it flushes the epoch's
@@ -316,5 +341,5 @@ func (w *writer) Close() error {
 		}
 	}
 	s.mu.Unlock()
-	return errors.Join(err)
+	return err
 }
