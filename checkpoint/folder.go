@@ -193,6 +193,9 @@ func (f *Folder) RecordEpoch(ctx context.Context, cp *arrowflow.Checkpoint) erro
 		return fmt.Errorf("write manifest of epoch %d: %w", cp.Epoch, err)
 	}
 	failpoint.Inject(failpoint.AfterManifest)
+	if hasSinkOutput(cp) {
+		failpoint.Inject(failpoint.AfterOutputManifest)
+	}
 	f.ids[cp.Epoch] = stateIDs(cp)
 	if err := f.applyRetention(ctx); err != nil {
 		f.logger.Warn("checkpoint retention failed", "dir", f.dir, "err", err)
@@ -343,4 +346,17 @@ func (f *Folder) removeState(refs map[string]bool, which func(epoch uint64) bool
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// hasSinkOutput reports whether some sink subtask pre-committed output in
+// cp's epoch.
+func hasSinkOutput(cp *arrowflow.Checkpoint) bool {
+	for _, sc := range cp.Sinks {
+		for _, p := range sc.Payloads {
+			if p != nil {
+				return true
+			}
+		}
+	}
+	return false
 }

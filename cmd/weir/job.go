@@ -104,6 +104,7 @@ type jobOptions struct {
 	brokers     []string
 	in          string
 	txnTimeout  time.Duration
+	txnPrefix   string
 	rows        int64
 	rate        float64
 	parallelism int
@@ -150,6 +151,7 @@ isolation.level=read_committed.`,
 	f.StringSliceVar(&o.brokers, "brokers", []string{"127.0.0.1:9092"}, "Kafka bootstrap brokers (kafka-windowed)")
 	f.StringVar(&o.in, "in", "events", "input topic (kafka-windowed)")
 	f.DurationVar(&o.txnTimeout, "transaction-timeout", kafkasink.DefaultTransactionTimeout, "Kafka transaction timeout (kafka-windowed): longer than any expected downtime")
+	f.StringVar(&o.txnPrefix, "transactional-id-prefix", "", "prefix of the Kafka sink's transactional ids (kafka-windowed; default: the job name); unique per job on a cluster")
 	f.Int64Var(&o.fileSize, "target-file-size", 128<<20, "roll Parquet files at about this many bytes")
 	o.cp.register(cmd)
 	return cmd
@@ -246,7 +248,7 @@ func kafkaWindowedJob(o jobOptions) (*arrowflow.Graph, error) {
 	}
 	sink, err := kafkasink.New(kafkasink.Options{
 		Brokers: o.brokers, Topic: o.out, Encoder: enc, KeyColumns: []string{"key"},
-		TransactionTimeout: o.txnTimeout,
+		TransactionTimeout: o.txnTimeout, TransactionalIDPrefix: o.txnPrefix,
 	})
 	if err != nil {
 		return nil, err

@@ -17,7 +17,11 @@ const (
 	AfterSnapshot  = "after-snapshot"  // an operator subtask wrote its snapshot
 	AfterPreCommit = "after-precommit" // a sink subtask pre-committed
 	AfterManifest  = "after-manifest"  // the epoch's manifest is written
-	MidCommit      = "mid-commit"      // a sink committed part of an epoch
+	// AfterOutputManifest: the manifest is written of an epoch in which
+	// some sink subtask pre-committed output (a non-nil payload), not yet
+	// committed.
+	AfterOutputManifest = "after-output-manifest"
+	MidCommit           = "mid-commit" // a sink committed part of an epoch
 	// NextEpochWritten: a Kafka sink subtask has records of an epoch in
 	// the broker (flushed, its transaction open) while an earlier epoch
 	// may be pre-committed but not committed, and before the epoch's own
