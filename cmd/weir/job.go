@@ -18,6 +18,7 @@ import (
 	"github.com/weirflow/weir/format"
 	"github.com/weirflow/weir/kernels"
 	kafkasink "github.com/weirflow/weir/sinks/kafka"
+	icebergsink "github.com/weirflow/weir/sinks/iceberg"
 	"github.com/weirflow/weir/sinks/parquet"
 	kafkasrc "github.com/weirflow/weir/sources/kafka"
 	"github.com/weirflow/weir/state"
@@ -111,6 +112,7 @@ type jobOptions struct {
 	seed        uint64
 	out         string
 	fileSize    int64
+	ice         icebergFlags
 	cp          checkpointFlags
 }
 
@@ -152,6 +154,7 @@ isolation.level=read_committed.`,
 	f.StringVar(&o.in, "in", "events", "input topic (kafka-windowed)")
 	f.DurationVar(&o.txnTimeout, "transaction-timeout", kafkasink.DefaultTransactionTimeout, "Kafka transaction timeout (kafka-windowed): longer than any expected downtime")
 	f.StringVar(&o.txnPrefix, "transactional-id-prefix", "", "prefix of the Kafka sink's transactional ids (kafka-windowed; default: the job name); unique per job on a cluster")
+	o.ice.register(cmd)
 	f.Int64Var(&o.fileSize, "target-file-size", 128<<20, "roll Parquet files at about this many bytes")
 	o.cp.register(cmd)
 	return cmd
@@ -162,8 +165,8 @@ func builtinJob(name string, o jobOptions) (*arrowflow.Graph, error) {
 	if o.parallelism < 1 || o.parallelism > state.DefaultMaxParallelism {
 		return nil, fmt.Errorf("--parallelism must be in [1, %d], got %d", state.DefaultMaxParallelism, o.parallelism)
 	}
-	if o.out == "" {
-		return nil, errors.New("--out is required")
+	if o.out == "" && (name == "kafka-windowed" || o.ice.table == "") {
+		return nil, errors.New("--out is required (or --table for an Iceberg table)")
 	}
 	if name == "kafka-windowed" {
 		return kafkaWindowedJob(o)
@@ -180,22 +183,48 @@ func builtinJob(name string, o jobOptions) (*arrowflow.Graph, error) {
 		if err != nil {
 			return nil, err
 		}
-		sink, err := parquet.New(parquet.Options{Path: o.out, TargetFileSize: o.fileSize})
+		outSchema, err := agg.OutputSchema()
+		if err != nil {
+			return nil, err
+		}
+		name, sink, err := o.tableSink(outSchema, nil)
 		if err != nil {
 			return nil, err
 		}
 		win := g.Operator("per-key-windows", agg.Factory(), o.parallelism, arrowflow.KeyBy(gen, "key"))
-		g.Sink("parquet", sink, o.parallelism, arrowflow.Forward(win))
+		g.Sink(name, sink, o.parallelism, arrowflow.Forward(win))
 	case "passthrough":
-		sink, err := parquet.New(parquet.Options{Path: o.out, PartitionBy: []string{"category"}, TargetFileSize: o.fileSize})
+		name, sink, err := o.tableSink(src.Schema(), []string{"category"})
 		if err != nil {
 			return nil, err
 		}
-		g.Sink("parquet", sink, o.parallelism, arrowflow.Forward(gen))
+		g.Sink(name, sink, o.parallelism, arrowflow.Forward(gen))
 	default:
 		return nil, fmt.Errorf("unknown built-in job %q (windowed, passthrough, kafka-windowed)", name)
 	}
 	return g, nil
+}
+
+// target names the job's output for messages.
+func (o jobOptions) target(job string) string {
+	if o.ice.table != "" && job != "kafka-windowed" {
+		return "Iceberg table " + o.ice.table + " (warehouse " + o.ice.warehouse + ")"
+	}
+	return o.out
+}
+
+// tableSink is the output of the built-in jobs: the Iceberg table --table
+// when given, else the Parquet folder --out, partitioned by the given
+// columns.
+func (o jobOptions) tableSink(schema *arrow.Schema, partitionBy []string) (string, arrowflow.Sink, error) {
+	if o.ice.table != "" {
+		sink, err := icebergsink.New(context.Background(), icebergsink.Options{
+			Catalog: o.ice.catalog(), Table: o.ice.table, PartitionBy: partitionBy, TargetFileSize: o.fileSize,
+		}, schema)
+		return "iceberg", sink, err
+	}
+	sink, err := parquet.New(parquet.Options{Path: o.out, PartitionBy: partitionBy, TargetFileSize: o.fileSize})
+	return "parquet", sink, err
 }
 
 // perKeyWindows is the windowed aggregate of the built-in jobs: count,
@@ -286,7 +315,7 @@ func runJob(cmd *cobra.Command, name string, o jobOptions) error {
 		}
 		return err
 	}
-	fmt.Fprintf(out, "job %s: %d epochs committed in %.2fs into %s\n", name, job.EpochsCompleted(), time.Since(start).Seconds(), o.out)
+	fmt.Fprintf(out, "job %s: %d epochs committed in %.2fs into %s\n", name, job.EpochsCompleted(), time.Since(start).Seconds(), o.target(name))
 	return nil
 }
 

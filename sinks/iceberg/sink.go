@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	mrand "math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/internal/failpoint"
 )
 
 // Snapshot summary properties of weir's commits, and the table property
@@ -61,7 +63,8 @@ type Options struct {
 	// ('write.target-file-size-bytes'); DefaultTargetFileSize when 0.
 	TargetFileSize int64
 	// CommitRetries bounds the commits retried after conflicts with other
-	// writers (beyond iceberg-go's own retries); default 10.
+	// writers (beyond iceberg-go's own retries), with exponential backoff
+	// up to 2 s; default 30.
 	CommitRetries int
 	// Logger receives commit retries and cleanup; slog.Default() when nil.
 	Logger *slog.Logger
@@ -95,7 +98,7 @@ func New(ctx context.Context, o Options, schema *arrow.Schema) (*Sink, error) {
 		o.TargetFileSize = DefaultTargetFileSize
 	}
 	if o.CommitRetries <= 0 {
-		o.CommitRetries = 10
+		o.CommitRetries = 30
 	}
 	logger := o.Logger
 	if logger == nil {
@@ -187,6 +190,7 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 			committed, err = tx.Commit(ctx)
 		}
 		if err == nil {
+			failpoint.Inject(failpoint.MidCommit) // the catalog has the snapshot, the job does not know yet
 			s.setTable(committed)
 			s.logger.Debug("epoch committed", "job", job, "epoch", epoch, "files", len(files), "attempts", attempt+1, "took", time.Since(start))
 			s.deleteManifests(ctx, committed, ps)
@@ -202,7 +206,7 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 			s.deleteManifests(ctx, again, ps)
 			return nil
 		}
-		if !errors.Is(err, table.ErrCommitFailed) {
+		if !isConflict(err) {
 			// Ambiguous (the catalog may still apply it) or a real
 			// failure: never retried blindly. Recovery commits the
 			// epoch again after checking the table.
@@ -216,15 +220,16 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 		select {
 		case <-ctx.Done():
 			return s.errorf("commit epoch %d: %w", epoch, ctx.Err())
-		case <-time.After(time.Duration(10*(attempt+1)) * time.Millisecond):
+		case <-time.After(backoff(attempt)):
 		}
 	}
 }
 
-func (s *Sink) setTable(t *table.Table) {
-	s.mu.Lock()
-	s.tbl = t
-	s.mu.Unlock()
+// backoff is the wait before commit retry attempt+1: exponential from
+// 10 ms to 2 s, with full jitter so that competing writers spread out.
+func backoff(attempt int) time.Duration {
+	d := min(10*time.Millisecond<<min(attempt, 8), 2*time.Second)
+	return d/2 + time.Duration(mrand.Int64N(int64(d/2)+1))
 }
 
 func decodePayloads(payloads [][]byte) ([]payload, error) {
@@ -428,3 +433,17 @@ func parseManifestName(name string) (hash, epoch uint64, ok bool) {
 }
 
 var _ arrowflow.RecoverableSink = (*Sink)(nil)
+
+// isConflict reports whether a commit failed because the table changed
+// under it (another writer committed first): it did not apply and may be
+// retried on the refreshed table. iceberg-go's SQL catalog reports a
+// failed requirement without wrapping table.ErrCommitFailed.
+func isConflict(err error) bool {
+	return errors.Is(err, table.ErrCommitFailed) || strings.Contains(err.Error(), "requirement failed: ")
+}
+
+func (s *Sink) setTable(t *table.Table) {
+	s.mu.Lock()
+	s.tbl = t
+	s.mu.Unlock()
+}
