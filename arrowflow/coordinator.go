@@ -309,7 +309,7 @@ func (c *coordinator) completeReady(ctx context.Context) error {
 		c.latest.Store(cp)
 		c.completed.Add(1)
 		for _, n := range CommitOrder(c.job.graph) {
-			if err := n.sink.Commit(ctx, epoch, payloads[n]); err != nil {
+			if err := CommitSink(ctx, n, cp, payloads[n]); err != nil {
 				return &NodeError{Kind: SinkNode, Name: n.name, Subtask: -1, Parallelism: n.parallelism,
 					Err: fmt.Errorf("commit epoch %d: %w", epoch, err)}
 			}

@@ -111,3 +111,23 @@ func CommitOrder(g *Graph) []*Node {
 	}
 	return append(first, rest...)
 }
+
+// PositionRecorder is implemented by sinks that store, with each epoch's
+// output, the source positions the epoch ends at (the Iceberg sink puts
+// them in the snapshot summary), so that the output says which input it
+// holds. The runtime calls EpochPositions right before Commit, in normal
+// runs and when recovery commits the restored epoch again.
+type PositionRecorder interface {
+	Sink
+	EpochPositions(epoch uint64, sources map[string][]SplitState)
+}
+
+// CommitSink commits cp's epoch on sink node n with the given payloads,
+// telling a PositionRecorder the checkpoint's source positions first. The
+// coordinator commits through it, and so does recovery.
+func CommitSink(ctx context.Context, n *Node, cp *Checkpoint, payloads [][]byte) error {
+	if pr, ok := n.sink.(PositionRecorder); ok {
+		pr.EpochPositions(cp.Epoch, cp.Sources)
+	}
+	return n.sink.Commit(ctx, cp.Epoch, payloads)
+}

@@ -360,7 +360,7 @@ func commitEpoch(ctx context.Context, g *arrowflow.Graph, cp *arrowflow.Checkpoi
 		if sc == nil {
 			continue
 		}
-		if err := n.Sink().Commit(ctx, cp.Epoch, sc.Payloads); err != nil {
+		if err := arrowflow.CommitSink(ctx, n, cp, sc.Payloads); err != nil {
 			return committed, fmt.Errorf("sink %q: commit epoch %d again on recovery: %w", n.Name(), cp.Epoch, err)
 		}
 		for _, p := range sc.Payloads {

@@ -2,6 +2,7 @@ package iceberg
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
@@ -33,6 +35,10 @@ const (
 	// SummaryCommitID is unique per commit attempt: after an ambiguous
 	// catalog error, weir looks for it to learn whether the commit landed.
 	SummaryCommitID = "weir.commit-id"
+	// SummarySourcePositions holds, as JSON, the positions of every
+	// source split the epoch ends at: {"source": {"split": "position"}}
+	// (Kafka: the next offset per partition).
+	SummarySourcePositions = "weir.source-positions"
 	// LastEpochPropertyPrefix + job is a table property set in the same
 	// commit as the snapshot: the job's last committed epoch, which
 	// snapshot expiry cannot remove.
@@ -82,8 +88,9 @@ type Sink struct {
 	schema *arrow.Schema // the stream's
 	logger *slog.Logger
 
-	mu  sync.Mutex
-	tbl *table.Table // as loaded at New or after the sink's last commit
+	mu        sync.Mutex
+	tbl       *table.Table      // as loaded at New or after the sink's last commit
+	positions map[uint64]string // epoch -> SummarySourcePositions, until committed
 }
 
 // New opens the catalog and the table, creating it from schema (the
@@ -178,6 +185,9 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 	}
 	commitID := newCommitID()
 	props := iceberg.Properties{SummaryJobID: job, SummaryEpoch: strconv.FormatUint(epoch, 10), SummaryCommitID: commitID}
+	if pos := s.takePositions(epoch); pos != "" {
+		props[SummarySourcePositions] = pos
+	}
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
 		tx := tbl.NewTransaction()
@@ -432,7 +442,10 @@ func parseManifestName(name string) (hash, epoch uint64, ok bool) {
 	return h, e, err1 == nil && err2 == nil
 }
 
-var _ arrowflow.RecoverableSink = (*Sink)(nil)
+var (
+	_ arrowflow.RecoverableSink  = (*Sink)(nil)
+	_ arrowflow.PositionRecorder = (*Sink)(nil)
+)
 
 // isConflict reports whether a commit failed because the table changed
 // under it (another writer committed first): it did not apply and may be
@@ -440,6 +453,44 @@ var _ arrowflow.RecoverableSink = (*Sink)(nil)
 // failed requirement without wrapping table.ErrCommitFailed.
 func isConflict(err error) bool {
 	return errors.Is(err, table.ErrCommitFailed) || strings.Contains(err.Error(), "requirement failed: ")
+}
+
+// EpochPositions implements arrowflow.PositionRecorder: the positions go
+// into the epoch's snapshot summary.
+func (s *Sink) EpochPositions(epoch uint64, sources map[string][]arrowflow.SplitState) {
+	m := map[string]map[string]string{}
+	for src, splits := range sources {
+		m[src] = map[string]string{}
+		for _, sp := range splits {
+			pos := string(sp.Position)
+			if !utf8.Valid(sp.Position) {
+				pos = "base64:" + base64.StdEncoding.EncodeToString(sp.Position)
+			}
+			m[src][sp.Split] = pos
+		}
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.positions == nil {
+		s.positions = map[uint64]string{}
+	}
+	s.positions[epoch] = string(data)
+}
+
+func (s *Sink) takePositions(epoch uint64) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.positions[epoch]
+	for e := range s.positions {
+		if e <= epoch {
+			delete(s.positions, e)
+		}
+	}
+	return p
 }
 
 func (s *Sink) setTable(t *table.Table) {

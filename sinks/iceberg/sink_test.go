@@ -169,8 +169,12 @@ func TestEpochsCommitOnceAndUncommittedFilesAreCleanedUp(t *testing.T) {
 	if got := scanKeys(t, wh); len(got) != 0 {
 		t.Fatalf("pre-committed rows are visible: %d", len(got))
 	}
+	s.EpochPositions(1, map[string][]arrowflow.SplitState{"in": {{Split: "0", Position: []byte("42")}, {Split: "1", Position: []byte{0xff, 1}}}})
 	if err := s.Commit(ctx, 1, p1); err != nil {
 		t.Fatal(err)
+	}
+	if got := s.Table().CurrentSnapshot().Summary.Properties[iceberg.SummarySourcePositions]; got != `{"in":{"0":"42","1":"base64:/wE="}}` {
+		t.Fatalf("source positions in the summary: %s", got)
 	}
 	if err := s.Commit(ctx, 1, p1); err != nil { // a recovery commits again
 		t.Fatal(err)

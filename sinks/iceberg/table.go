@@ -104,7 +104,10 @@ func openTable(ctx context.Context, cat catalog.Catalog, ident table.Identifier,
 		if err := cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
 			return nil, fmt.Errorf("iceberg: create namespace %s: %w", strings.Join(ns, "."), err)
 		}
-		props := iceberg.Properties{"format-version": "2", "write.parquet.compression-codec": "zstd"}
+		// Merge small manifests on append, as Iceberg Java does by default:
+		// one manifest per epoch would otherwise pile up and slow every
+		// commit and scan.
+		props := iceberg.Properties{"format-version": "2", "write.parquet.compression-codec": "zstd", "commit.manifest-merge.enabled": "true"}
 		for k, v := range o.Properties {
 			props[k] = v
 		}
