@@ -68,6 +68,14 @@ type Options struct {
 	// TargetFileSize rolls data files at about this many bytes
 	// ('write.target-file-size-bytes'); DefaultTargetFileSize when 0.
 	TargetFileSize int64
+	// UpsertKeys turns on upsert mode ('write.upsert.enabled' with the
+	// table's PRIMARY KEY): each row replaces the table's row with the
+	// same values in these columns, through equality deletes. The input
+	// must be keyed by them (each key's rows reach one subtask), the key
+	// columns must be non-nullable, and a partitioned table should be
+	// partitioned by key columns only (a delete applies within its
+	// partition). An epoch's rows are buffered until its pre-commit.
+	UpsertKeys []string
 	// CommitRetries bounds the commits retried after conflicts with other
 	// writers (beyond iceberg-go's own retries), with exponential backoff
 	// up to 2 s; default 30.
@@ -156,6 +164,9 @@ type payload struct {
 	Version  int    `json:"version"`
 	Files    int    `json:"files"`
 	Rows     int64  `json:"rows"`
+	// Deletes is the manifest of the epoch's equality delete files
+	// (upsert mode).
+	Deletes *payload `json:"deletes,omitempty"`
 }
 
 // Commit implements arrowflow.Sink: it appends every subtask's data files
@@ -179,7 +190,7 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 		s.setTable(tbl)
 		return nil // committed before (a recovery commits the restored epoch again)
 	}
-	files, err := s.readManifests(ctx, tbl, ps)
+	files, deletes, err := s.readManifests(ctx, tbl, ps)
 	if err != nil {
 		return err
 	}
@@ -192,8 +203,10 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 	for attempt := 0; ; attempt++ {
 		tx := tbl.NewTransaction()
 		err := tx.SetProperties(iceberg.Properties{LastEpochPropertyPrefix + job: strconv.FormatUint(epoch, 10)})
-		if err == nil {
+		if err == nil && len(deletes) == 0 {
 			err = tx.AddDataFiles(ctx, files, props)
+		} else if err == nil {
+			err = tx.NewRowDelta(props).AddRows(files...).AddDeletes(deletes...).Commit(ctx)
 		}
 		var committed *table.Table
 		if err == nil {
@@ -328,16 +341,19 @@ func (s *Sink) Abort(ctx context.Context, epoch uint64, payloads [][]byte) error
 		return err
 	}
 	tbl := s.Table()
-	files, err := s.readManifests(ctx, tbl, ps)
+	files, deletes, err := s.readManifests(ctx, tbl, ps)
 	if err != nil {
 		return err
 	}
-	paths := make([]string, 0, len(files))
-	for _, f := range files {
+	var paths []string
+	for _, f := range append(files, deletes...) {
 		paths = append(paths, f.FilePath())
 	}
 	for _, p := range ps {
 		paths = append(paths, p.Manifest)
+		if p.Deletes != nil {
+			paths = append(paths, p.Deletes.Manifest)
+		}
 	}
 	return s.deleteFiles(ctx, tbl, paths)
 }

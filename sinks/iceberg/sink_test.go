@@ -308,3 +308,88 @@ func TestExistingTableSchemaIsCheckedAndEvolved(t *testing.T) {
 		t.Fatalf("bad partition spec: %v", err)
 	}
 }
+
+// Upsert mode: each row replaces the table's row of its key, across
+// epochs (equality deletes) and within one (the last row wins); a
+// recovery's repeated commit changes nothing. Read by iceberg-go's scan,
+// which applies the deletes.
+func TestUpsertKeepsTheLatestRowPerKey(t *testing.T) {
+	ctx := context.Background()
+	wh := t.TempDir()
+	s := newSink(t, wh, func(o *iceberg.Options) { o.UpsertKeys = []string{"k"}; o.PartitionBy = nil })
+	ws := openWriters(t, s, "job", 1, 1)
+	w := ws[0]
+	mem := memory.DefaultAllocator
+	// batch gives key k the string s<k%5>; these rows overwrite it.
+	upsert := func(keys []int64, val string) arrowflow.Batch {
+		b := array.NewRecordBuilder(mem, testSchema)
+		defer b.Release()
+		for _, k := range keys {
+			b.Field(0).(*array.Int64Builder).Append(k)
+			b.Field(1).(*array.StringBuilder).Append(val)
+			b.Field(2).(*array.TimestampBuilder).Append(0)
+		}
+		return arrowflow.NewBatch(b.NewRecordBatch())
+	}
+	if err := w.Write(ctx, batch(mem, 0, 100)); err != nil {
+		t.Fatal(err)
+	}
+	p1, err := w.PreCommit(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, 1, [][]byte{p1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []arrowflow.Batch{upsert([]int64{50, 60, 150}, "first"), upsert([]int64{60, 70}, "second")} {
+		if err := w.Write(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p2, err := w.PreCommit(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := s.Commit(ctx, 2, [][]byte{p2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[int64]string{}
+	tbl := s.Table()
+	at, err := tbl.Scan().ToArrowTable(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Release()
+	rdr := array.NewTableReader(at, 0)
+	defer rdr.Release()
+	rows := 0
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			k := rec.Column(0).(*array.Int64).Value(i)
+			if _, dup := got[k]; dup {
+				t.Fatalf("key %d twice", k)
+			}
+			got[k] = rec.Column(1).(*array.String).Value(i)
+			rows++
+		}
+	}
+	want := map[int64]string{}
+	for k := int64(0); k < 100; k++ {
+		want[k] = fmt.Sprintf("s%d", k%5)
+	}
+	want[50], want[60], want[150], want[70] = "first", "second", "first", "second"
+	if rows != len(want) {
+		t.Fatalf("%d rows, want %d", rows, len(want))
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("key %d = %q, want %q", k, got[k], v)
+		}
+	}
+	if ids := tbl.Schema().IdentifierFieldIDs; len(ids) != 1 {
+		t.Fatalf("identifier fields %v, want the key", ids)
+	}
+}

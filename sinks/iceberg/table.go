@@ -93,6 +93,11 @@ func openTable(ctx context.Context, cat catalog.Catalog, ident table.Identifier,
 	if err != nil {
 		return nil, fmt.Errorf("iceberg: the stream's schema has no Iceberg form: %w", err)
 	}
+	if len(o.UpsertKeys) > 0 {
+		if want, err = identifierSchema(want, o.UpsertKeys); err != nil {
+			return nil, err
+		}
+	}
 	name := strings.Join(ident, ".")
 	tbl, err := cat.LoadTable(ctx, ident)
 	if errors.Is(err, catalog.ErrNoSuchTable) {

@@ -28,7 +28,11 @@ func (s *Sink) Open(info *arrowflow.TaskInfo) (arrowflow.SinkWriter, error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	return &writer{s: s, info: info, mem: mem, epoch: max(info.FirstEpoch, 1)}, nil
+	w := &writer{s: s, info: info, mem: mem, epoch: max(info.FirstEpoch, 1)}
+	if len(s.opts.UpsertKeys) > 0 {
+		w.upsert = &upsertBuffer{}
+	}
+	return w, nil
 }
 
 // writer is one subtask's writer. An epoch's batches stream into
@@ -39,8 +43,9 @@ type writer struct {
 	s     *Sink
 	info  *arrowflow.TaskInfo
 	mem   memory.Allocator
-	epoch uint64 // the open epoch (set from the first pre-commit when 0)
-	cur   *epochWrite
+	epoch  uint64 // the open epoch
+	cur    *epochWrite
+	upsert *upsertBuffer // upsert mode: the epoch's rows until pre-commit
 }
 
 // epochWrite is one epoch's stream of batches into data files.
@@ -108,12 +113,21 @@ func (w *writer) Write(ctx context.Context, b arrowflow.Batch) error {
 	if err != nil {
 		return err
 	}
+	if w.upsert != nil {
+		w.upsert.recs = append(w.upsert.recs, rec)
+		return nil
+	}
 	if w.cur == nil {
 		if err := w.start(ctx, rec.Schema()); err != nil {
 			rec.Release()
 			return err
 		}
 	}
+	return w.send(ctx, rec)
+}
+
+// send passes rec (its reference) to the epoch's data file stream.
+func (w *writer) send(ctx context.Context, rec arrow.RecordBatch) error {
 	ew := w.cur
 	withIDs := array.NewRecordBatch(ew.schema, rec.Columns(), rec.NumRows())
 	ew.rows += rec.NumRows()
@@ -145,6 +159,13 @@ func (w *writer) PreCommit(ctx context.Context, epoch uint64) ([]byte, error) {
 	if w.epoch != 0 && epoch != w.epoch {
 		return nil, w.s.errorf("BUG: pre-commit of epoch %d while epoch %d is open", epoch, w.epoch)
 	}
+	var deletes []iceberg.DataFile
+	if w.upsert != nil {
+		var err error
+		if deletes, err = w.upsertFiles(ctx, w.mem); err != nil {
+			return nil, w.s.errorf("upsert files of epoch %d: %w", epoch, err)
+		}
+	}
 	w.epoch = epoch + 1
 	ew := w.cur
 	if ew == nil {
@@ -158,9 +179,16 @@ func (w *writer) PreCommit(ctx context.Context, epoch uint64) ([]byte, error) {
 	if len(files) == 0 {
 		return nil, nil
 	}
-	p, err := writeManifest(ctx, ew.tbl, w.info.Job, epoch, w.info.Subtask, files)
+	p, err := writeManifest(ctx, ew.tbl, w.info.Job, epoch, w.info.Subtask, files, iceberg.ManifestContentData)
 	if err != nil {
 		return nil, w.s.errorf("epoch %d: %w", epoch, err)
+	}
+	if len(deletes) > 0 {
+		d, err := writeManifest(ctx, ew.tbl, w.info.Job, epoch, w.info.Subtask, deletes, iceberg.ManifestContentDeletes)
+		if err != nil {
+			return nil, w.s.errorf("epoch %d: %w", epoch, err)
+		}
+		p.Deletes = &d
 	}
 	p.Rows = ew.rows
 	return json.Marshal(p)
@@ -169,6 +197,9 @@ func (w *writer) PreCommit(ctx context.Context, epoch uint64) ([]byte, error) {
 // Close implements arrowflow.SinkWriter: an open epoch's files are
 // deleted.
 func (w *writer) Close() error {
+	if w.upsert != nil {
+		w.upsert.release()
+	}
 	ew := w.cur
 	if ew == nil {
 		return nil
@@ -187,9 +218,10 @@ func (w *writer) Close() error {
 // the commit adds their data files to a new snapshot of its own.
 const manifestSnapshotID = 1
 
-// writeManifest lists files in a new manifest file next to the table's
+// writeManifest lists files (data files, or delete files with content
+// ManifestContentDeletes) in a new manifest file next to the table's
 // metadata.
-func writeManifest(ctx context.Context, tbl *table.Table, job string, epoch uint64, subtask int, files []iceberg.DataFile) (payload, error) {
+func writeManifest(ctx context.Context, tbl *table.Table, job string, epoch uint64, subtask int, files []iceberg.DataFile, content iceberg.ManifestContent) (payload, error) {
 	md := tbl.Metadata()
 	loc, err := tbl.LocationProvider()
 	if err != nil {
@@ -197,18 +229,21 @@ func writeManifest(ctx context.Context, tbl *table.Table, job string, epoch uint
 	}
 	path := loc.NewMetadataLocation(manifestName(job, epoch, subtask))
 	snap := int64(manifestSnapshotID)
-	entries := make([]iceberg.ManifestEntry, len(files))
-	for i, f := range files {
-		entries[i] = iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snap, nil, nil, f)
+	spec := md.PartitionSpec()
+	if s := md.PartitionSpecByID(int(files[0].SpecID())); s != nil {
+		spec = *s
 	}
 	var buf bytes.Buffer
-	spec := md.PartitionSpec()
-	if len(files) > 0 {
-		if s := md.PartitionSpecByID(int(files[0].SpecID())); s != nil {
-			spec = *s
+	mw, err := iceberg.NewManifestWriter(md.Version(), &buf, spec, tbl.Schema(), snap, iceberg.WithManifestWriterContent(content))
+	if err != nil {
+		return payload{}, fmt.Errorf("write manifest %s: %w", path, err)
+	}
+	for _, f := range files {
+		if err := mw.Add(iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snap, nil, nil, f)); err != nil {
+			return payload{}, fmt.Errorf("write manifest %s: %w", path, err)
 		}
 	}
-	if _, err := iceberg.WriteManifest(path, &buf, md.Version(), spec, tbl.Schema(), snap, entries); err != nil {
+	if err := mw.Close(); err != nil {
 		return payload{}, fmt.Errorf("write manifest %s: %w", path, err)
 	}
 	fsys, err := tbl.FS(ctx)
@@ -225,30 +260,47 @@ func writeManifest(ctx context.Context, tbl *table.Table, job string, epoch uint
 	return payload{Job: job, Manifest: path, Length: int64(buf.Len()), SpecID: int32(spec.ID()), Version: md.Version(), Files: len(files)}, nil
 }
 
-// readManifests reads the data files the payloads' manifests list.
-func (s *Sink) readManifests(ctx context.Context, tbl *table.Table, ps []payload) ([]iceberg.DataFile, error) {
+// readManifests reads the data files and the delete files the payloads'
+// manifests list.
+func (s *Sink) readManifests(ctx context.Context, tbl *table.Table, ps []payload) (data, deletes []iceberg.DataFile, err error) {
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
-		return nil, s.errorf("file IO: %w", err)
+		return nil, nil, s.errorf("file IO: %w", err)
 	}
-	var files []iceberg.DataFile
 	for _, p := range ps {
-		f, err := fsys.Open(p.Manifest)
+		files, err := s.readManifest(fsys, p, iceberg.ManifestContentData)
 		if err != nil {
-			return nil, s.errorf("pre-commit manifest %s is gone (deleted by a recovery or by hand?): %w", p.Manifest, err)
+			return nil, nil, err
 		}
-		mf := iceberg.NewManifestFile(p.Version, p.Manifest, p.Length, p.SpecID, manifestSnapshotID).Build()
-		entries, err := iceberg.ReadManifest(mf, f, true)
-		f.Close()
-		if err != nil {
-			return nil, s.errorf("read pre-commit manifest %s: %w", p.Manifest, err)
+		data = append(data, files...)
+		if p.Deletes != nil {
+			files, err := s.readManifest(fsys, *p.Deletes, iceberg.ManifestContentDeletes)
+			if err != nil {
+				return nil, nil, err
+			}
+			deletes = append(deletes, files...)
 		}
-		if len(entries) != p.Files {
-			return nil, s.errorf("pre-commit manifest %s lists %d files, the checkpoint says %d", p.Manifest, len(entries), p.Files)
-		}
-		for _, e := range entries {
-			files = append(files, e.DataFile())
-		}
+	}
+	return data, deletes, nil
+}
+
+func (s *Sink) readManifest(fsys icebergio.IO, p payload, content iceberg.ManifestContent) ([]iceberg.DataFile, error) {
+	f, err := fsys.Open(p.Manifest)
+	if err != nil {
+		return nil, s.errorf("pre-commit manifest %s is gone (deleted by a recovery or by hand?): %w", p.Manifest, err)
+	}
+	defer f.Close()
+	mf := iceberg.NewManifestFile(p.Version, p.Manifest, p.Length, p.SpecID, manifestSnapshotID).Content(content).Build()
+	entries, err := iceberg.ReadManifest(mf, f, true)
+	if err != nil {
+		return nil, s.errorf("read pre-commit manifest %s: %w", p.Manifest, err)
+	}
+	if len(entries) != p.Files {
+		return nil, s.errorf("pre-commit manifest %s lists %d files, the checkpoint says %d", p.Manifest, len(entries), p.Files)
+	}
+	files := make([]iceberg.DataFile, len(entries))
+	for i, e := range entries {
+		files[i] = e.DataFile()
 	}
 	return files, nil
 }
@@ -256,9 +308,12 @@ func (s *Sink) readManifests(ctx context.Context, tbl *table.Table, ps []payload
 // deleteManifests removes the spent pre-commit manifests of a committed
 // epoch (best effort: Recover removes leftovers).
 func (s *Sink) deleteManifests(ctx context.Context, tbl *table.Table, ps []payload) {
-	paths := make([]string, len(ps))
-	for i, p := range ps {
-		paths[i] = p.Manifest
+	var paths []string
+	for _, p := range ps {
+		paths = append(paths, p.Manifest)
+		if p.Deletes != nil {
+			paths = append(paths, p.Deletes.Manifest)
+		}
 	}
 	if err := s.deleteFiles(ctx, tbl, paths); err != nil {
 		s.logger.Warn("could not delete spent pre-commit manifests", "err", err)
