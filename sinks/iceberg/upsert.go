@@ -203,4 +203,3 @@ func identifierSchema(sc *iceberg.Schema, keys []string) (*iceberg.Schema, error
 	}
 	return iceberg.NewSchemaWithIdentifiers(sc.ID, ids, sc.Fields()...), nil
 }
-

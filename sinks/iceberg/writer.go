@@ -40,9 +40,9 @@ func (s *Sink) Open(info *arrowflow.TaskInfo) (arrowflow.SinkWriter, error) {
 // size) on a goroutine; pre-commit ends the stream and lists the data
 // files in a manifest.
 type writer struct {
-	s     *Sink
-	info  *arrowflow.TaskInfo
-	mem   memory.Allocator
+	s      *Sink
+	info   *arrowflow.TaskInfo
+	mem    memory.Allocator
 	epoch  uint64 // the open epoch
 	cur    *epochWrite
 	upsert *upsertBuffer // upsert mode: the epoch's rows until pre-commit
