@@ -42,6 +42,6 @@ every epoch closes with an aligned checkpoint.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDemoCommand(), newJobCommand(), newKafkaCommand(), newGenCommand(), newSavepointCommand(), newVersionCommand())
+	root.AddCommand(newDemoCommand(), newJobCommand(), newKafkaCommand(), newGenCommand(), newSavepointCommand(), newTableCommand(), newVersionCommand())
 	return root
 }

@@ -1,0 +1,1238 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/compaction"
+	"github.com/spf13/cobra"
+
+	icebergsink "github.com/weirflow/weir/sinks/iceberg"
+	"github.com/weirflow/weir/sinks/parquet"
+)
+
+// tableCommitAttempts bounds the catalog commits `weir table expire` and
+// `weir table compact` try when a concurrent commit (a running job's
+// epoch) wins the race: each attempt works on the table as the catalog
+// has it then.
+const tableCommitAttempts = 5
+
+// tableTarget is the table a `weir table` subcommand works on: an Iceberg
+// table in a catalog (--table) or a Parquet sink folder (--path).
+type tableTarget struct {
+	table        string
+	path         string
+	warehouse    string
+	catalogURI   string
+	catalogType  string
+	catalogName  string
+	catalogProps []string
+}
+
+// tableCatalogFlags are the flags that only apply to an Iceberg table.
+var tableCatalogFlags = []string{"warehouse", "catalog-uri", "catalog-type", "catalog-name", "catalog-prop"}
+
+func (t *tableTarget) register(cmd *cobra.Command) {
+	f := cmd.PersistentFlags()
+	f.StringVar(&t.table, "table", "", "Iceberg table as namespace.name (with the catalog flags)")
+	f.StringVar(&t.path, "path", "", "folder of a Parquet table written by weir's Parquet sink (instead of --table)")
+	f.StringVar(&t.warehouse, "warehouse", "warehouse", "Iceberg warehouse: a local folder (its catalog.db is the default SQL catalog) or an object store URL")
+	f.StringVar(&t.catalogURI, "catalog-uri", "", "Iceberg catalog address: SQLite file or postgres:// URL (sql), service URL (rest)")
+	f.StringVar(&t.catalogType, "catalog-type", "sql", "Iceberg catalog type: sql or rest")
+	f.StringVar(&t.catalogName, "catalog-name", "weir", "Iceberg catalog name")
+	f.StringArrayVar(&t.catalogProps, "catalog-prop", nil, "Iceberg catalog or file IO property key=value (repeatable), e.g. s3.region=eu-west-1")
+}
+
+// check validates the flags: exactly one of --table and --path, catalog
+// flags only with --table.
+func (t *tableTarget) check(cmd *cobra.Command) error {
+	switch {
+	case t.table == "" && t.path == "":
+		return errors.New("--table namespace.name (Iceberg) or --path DIR (Parquet folder) is required")
+	case t.table != "" && t.path != "":
+		return errors.New("give either --table (Iceberg) or --path (Parquet folder), not both")
+	case t.path != "":
+		for _, name := range tableCatalogFlags {
+			if cmd.Flags().Changed(name) {
+				return fmt.Errorf("--%s applies to Iceberg tables (--table), not to a Parquet folder (--path)", name)
+			}
+		}
+		return nil
+	}
+	if ident := catalog.ToIdentifier(t.table); len(ident) < 2 || slices.Contains(ident, "") {
+		return fmt.Errorf("--table %q: want namespace.name", t.table)
+	}
+	switch strings.ToLower(t.catalogType) {
+	case "sql", "rest":
+	default:
+		return fmt.Errorf("--catalog-type %q: want sql or rest", t.catalogType)
+	}
+	_, err := t.properties()
+	return err
+}
+
+// properties parses the --catalog-prop flags.
+func (t *tableTarget) properties() (map[string]string, error) {
+	props := map[string]string{}
+	for _, kv := range t.catalogProps {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--catalog-prop %q: want key=value", kv)
+		}
+		props[k] = v
+	}
+	return props, nil
+}
+
+// catalogDescription names the catalog for messages.
+func (t *tableTarget) catalogDescription() string {
+	typ := strings.ToLower(t.catalogType)
+	switch {
+	case typ == "rest":
+		return fmt.Sprintf("rest catalog %q at %s", t.catalogName, redactURL(t.catalogURI))
+	case t.catalogURI != "":
+		return fmt.Sprintf("sql catalog %q at %s", t.catalogName, redactURL(t.catalogURI))
+	default:
+		return fmt.Sprintf("sql catalog %q in warehouse %s", t.catalogName, t.warehouse)
+	}
+}
+
+// redactURL hides a password in a URL.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return s
+}
+
+// catalogTable is an open catalog and a table loaded from it.
+type catalogTable struct {
+	cat   catalog.Catalog
+	ident table.Identifier
+	tbl   *table.Table
+	// where names the table and its catalog for messages.
+	where string
+}
+
+// openIceberg opens the catalog and loads the table. The embedded SQL
+// catalog must exist already: inspecting a table never creates one.
+func (t *tableTarget) openIceberg(ctx context.Context) (*catalogTable, error) {
+	props, err := t.properties()
+	if err != nil {
+		return nil, err
+	}
+	where := fmt.Sprintf("table %s in the %s", t.table, t.catalogDescription())
+	local, _ := strings.CutPrefix(t.warehouse, "file://")
+	if strings.ToLower(t.catalogType) == "sql" && t.catalogURI == "" && !strings.Contains(local, "://") {
+		db := filepath.Join(local, "catalog.db")
+		if _, err := os.Stat(db); err != nil {
+			return nil, fmt.Errorf("%s: no catalog at %s (wrong --warehouse or --catalog-uri?): %w", where, db, err)
+		}
+	}
+	cat, err := icebergsink.OpenCatalog(ctx, icebergsink.CatalogOptions{
+		Name: t.catalogName, Type: t.catalogType, URI: t.catalogURI, Warehouse: t.warehouse, Properties: props,
+	})
+	if err != nil {
+		return nil, err
+	}
+	it := &catalogTable{cat: cat, ident: catalog.ToIdentifier(t.table), where: where}
+	if err := it.reload(ctx); err != nil {
+		it.close()
+		return nil, err
+	}
+	return it, nil
+}
+
+// reload loads the table's current metadata from the catalog.
+func (it *catalogTable) reload(ctx context.Context) error {
+	tbl, err := it.cat.LoadTable(ctx, it.ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace) {
+		return fmt.Errorf("%s: no such table", it.where)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", it.where, err)
+	}
+	it.tbl = tbl
+	return nil
+}
+
+func (it *catalogTable) close() {
+	if c, ok := it.cat.(catalog.Closer); ok {
+		_ = c.Close()
+	}
+}
+
+func newTableCommand() *cobra.Command {
+	t := &tableTarget{}
+	cmd := &cobra.Command{
+		Use:   "table snapshots|schema|count|head|expire|compact",
+		Short: "Inspect and maintain an Iceberg table or a Parquet sink folder",
+		Long: `Inspects and maintains a table that a weir job writes, without another tool:
+an Iceberg table in a catalog (--table namespace.name with the catalog
+flags; by default the SQL catalog in ./warehouse/catalog.db) or a Parquet
+folder written by the Parquet sink (--path DIR; only the files its commit
+log lists are part of the table).
+
+expire and compact (Iceberg only) are one catalog commit each and may run
+next to a job writing the table: when the job commits first, they try
+again on the table as it is then (at most 5 attempts).`,
+		Args: cobra.NoArgs,
+	}
+	t.register(cmd)
+	cmd.AddCommand(newTableSnapshotsCommand(t), newTableSchemaCommand(t), newTableCountCommand(t),
+		newTableHeadCommand(t), newTableExpireCommand(t), newTableCompactCommand(t))
+	return cmd
+}
+
+// tableRunE checks the target flags, then runs the Iceberg or the Parquet
+// variant of a subcommand; parquetFn nil means Iceberg only.
+func tableRunE(t *tableTarget, name string, icebergFn func(*cobra.Command, *catalogTable) error,
+	parquetFn func(*cobra.Command) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		if err := t.check(cmd); err != nil {
+			return fmt.Errorf("table %s: %w", name, err)
+		}
+		if t.path != "" {
+			if parquetFn == nil {
+				return fmt.Errorf("table %s: works on Iceberg tables only (--table), not on a Parquet folder", name)
+			}
+			if err := parquetFn(cmd); err != nil {
+				return fmt.Errorf("table %s: %w", name, err)
+			}
+			return nil
+		}
+		it, err := t.openIceberg(cmd.Context())
+		if err != nil {
+			return fmt.Errorf("table %s: %w", name, err)
+		}
+		defer it.close()
+		if err := icebergFn(cmd, it); err != nil {
+			return fmt.Errorf("table %s: %w", name, err)
+		}
+		return nil
+	}
+}
+
+func newTableSnapshotsCommand(t *tableTarget) *cobra.Command {
+	return &cobra.Command{
+		Use:   "snapshots",
+		Short: "List the table's snapshots (Iceberg) or committed epochs (Parquet), oldest first",
+		Long: `Lists the snapshots of an Iceberg table, oldest first, one a line: id,
+parent, time (UTC), operation, rows and data files added and in total
+(from the snapshot summary), and the job, epoch and commit id weir's sink
+records in the summary (weir.job-id, weir.epoch, weir.commit-id; other
+weir.* properties follow as key=value). The current snapshot is marked *.
+
+For a Parquet folder: one line per committed epoch of each job in the
+commit log, with its files, rows and bytes.`,
+		Args: cobra.NoArgs,
+		RunE: tableRunE(t, "snapshots", snapshotsIceberg, func(cmd *cobra.Command) error {
+			return snapshotsParquet(cmd.OutOrStdout(), t.path)
+		}),
+	}
+}
+
+func snapshotsIceberg(cmd *cobra.Command, it *catalogTable) error {
+	out := cmd.OutOrStdout()
+	snaps := slices.Clone(it.tbl.Metadata().Snapshots())
+	if len(snaps) == 0 {
+		fmt.Fprintf(out, "%s has no snapshots\n", it.where)
+		return nil
+	}
+	slices.SortStableFunc(snaps, func(a, b table.Snapshot) int {
+		return cmp.Or(cmp.Compare(a.TimestampMs, b.TimestampMs), cmp.Compare(a.SequenceNumber, b.SequenceNumber))
+	})
+	var current int64
+	currentName := "none"
+	if cur := it.tbl.CurrentSnapshot(); cur != nil {
+		current, currentName = cur.SnapshotID, strconv.FormatInt(cur.SnapshotID, 10)
+	}
+	header := []string{"", "SNAPSHOT", "PARENT", "TIME", "OPERATION", "ADDED-ROWS", "TOTAL-ROWS", "ADDED-FILES", "TOTAL-FILES", "JOB", "EPOCH", "COMMIT", "OTHER"}
+	rows := make([][]string, 0, len(snaps))
+	for _, s := range snaps {
+		mark := ""
+		if currentName != "none" && s.SnapshotID == current {
+			mark = "*"
+		}
+		parent := "-"
+		if s.ParentSnapshotID != nil {
+			parent = strconv.FormatInt(*s.ParentSnapshotID, 10)
+		}
+		var op string
+		var props iceberg.Properties
+		if s.Summary != nil {
+			op, props = string(s.Summary.Operation), s.Summary.Properties
+		}
+		var other []string
+		for _, k := range slices.Sorted(maps.Keys(props)) {
+			if strings.HasPrefix(k, "weir.") && k != icebergsink.SummaryJobID && k != icebergsink.SummaryEpoch && k != icebergsink.SummaryCommitID {
+				other = append(other, cell(k+"="+props[k]))
+			}
+		}
+		rows = append(rows, []string{mark, strconv.FormatInt(s.SnapshotID, 10), parent,
+			time.UnixMilli(s.TimestampMs).UTC().Format(time.RFC3339), orDash(op),
+			orDash(props["added-records"]), orDash(props["total-records"]),
+			orDash(props["added-data-files"]), orDash(props["total-data-files"]),
+			orDash(props[icebergsink.SummaryJobID]), orDash(props[icebergsink.SummaryEpoch]), orDash(props[icebergsink.SummaryCommitID]),
+			strings.Join(other, " ")})
+	}
+	writeAligned(out, header, rows, []bool{false, true, true, false, false, true, true, true, true, false, true, false, false})
+	fmt.Fprintf(out, "%s; current: %s\n", nOf(len(snaps), "snapshot"), currentName)
+	return nil
+}
+
+func snapshotsParquet(out io.Writer, path string) error {
+	files, err := parquet.CommittedFiles(path)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		fmt.Fprintf(out, "Parquet folder %s has no committed epochs\n", path)
+		return nil
+	}
+	type epoch struct {
+		job                string
+		epoch              uint64
+		files, rows, bytes int64
+	}
+	var epochs []epoch
+	for _, f := range files { // ordered by job and epoch
+		if n := len(epochs); n > 0 && epochs[n-1].job == f.Job && epochs[n-1].epoch == f.Epoch {
+			epochs[n-1].files++
+			epochs[n-1].rows += f.Rows
+			epochs[n-1].bytes += f.Bytes
+			continue
+		}
+		epochs = append(epochs, epoch{job: f.Job, epoch: f.Epoch, files: 1, rows: f.Rows, bytes: f.Bytes})
+	}
+	rows := make([][]string, len(epochs))
+	var totalRows int64
+	for i, e := range epochs {
+		rows[i] = []string{e.job, strconv.FormatUint(e.epoch, 10), strconv.FormatInt(e.files, 10),
+			strconv.FormatInt(e.rows, 10), strconv.FormatInt(e.bytes, 10)}
+		totalRows += e.rows
+	}
+	writeAligned(out, []string{"JOB", "EPOCH", "FILES", "ROWS", "BYTES"}, rows, []bool{false, true, true, true, true})
+	fmt.Fprintf(out, "%s, %s, %s\n", nOf(len(epochs), "committed epoch"), nOf(len(files), "file"), nOf(totalRows, "row"))
+	return nil
+}
+
+func newTableSchemaCommand(t *tableTarget) *cobra.Command {
+	return &cobra.Command{
+		Use:   "schema",
+		Short: "Print the table's schema, partition spec, sort order and properties",
+		Long: `Prints an Iceberg table's current schema (field ids, names, types,
+required or optional; nested fields under their parents), its partition
+spec, its sort order and its properties (weir.last-epoch.<job> among
+them).
+
+For a Parquet folder: the columns as readers see them (partition columns
+come from the folder names) and the Parquet schema of the committed
+files.`,
+		Args: cobra.NoArgs,
+		RunE: tableRunE(t, "schema", schemaIceberg, func(cmd *cobra.Command) error {
+			return schemaParquet(cmd.OutOrStdout(), t.path)
+		}),
+	}
+}
+
+func schemaIceberg(cmd *cobra.Command, it *catalogTable) error {
+	out := cmd.OutOrStdout()
+	meta := it.tbl.Metadata()
+	sc := it.tbl.Schema()
+	fmt.Fprintf(out, "table %s (format v%d) at %s\n\n", strings.Join(it.ident, "."), meta.Version(), it.tbl.Location())
+
+	fmt.Fprintf(out, "schema %d:\n", sc.ID)
+	var rows [][]string
+	var walk func(prefix string, f iceberg.NestedField)
+	walk = func(prefix string, f iceberg.NestedField) {
+		name := prefix + f.Name
+		req := "optional"
+		if f.Required {
+			req = "required"
+		}
+		typ := f.Type.String()
+		switch nt := f.Type.(type) {
+		case *iceberg.StructType:
+			rows = append(rows, []string{strconv.Itoa(f.ID), name, "struct", req})
+			for _, c := range nt.FieldList {
+				walk(name+".", c)
+			}
+			return
+		case *iceberg.ListType:
+			rows = append(rows, []string{strconv.Itoa(f.ID), name, "list", req})
+			walk(name+".", nt.ElementField())
+			return
+		case *iceberg.MapType:
+			rows = append(rows, []string{strconv.Itoa(f.ID), name, "map", req})
+			walk(name+".", nt.KeyField())
+			walk(name+".", nt.ValueField())
+			return
+		}
+		rows = append(rows, []string{strconv.Itoa(f.ID), name, typ, req})
+	}
+	for _, f := range sc.Fields() {
+		walk("", f)
+	}
+	writeAlignedIndent(out, "  ", []string{"ID", "NAME", "TYPE", ""}, rows, []bool{true, false, false, false})
+	if ids := sc.IdentifierFieldIDs; len(ids) > 0 {
+		fmt.Fprintf(out, "  identifier fields: %s\n", columnNames(sc, ids))
+	}
+
+	spec := it.tbl.Spec()
+	if spec.IsUnpartitioned() {
+		fmt.Fprintf(out, "\npartition spec %d: unpartitioned\n", spec.ID())
+	} else {
+		fmt.Fprintf(out, "\npartition spec %d:\n", spec.ID())
+		for _, pf := range spec.Fields() {
+			fmt.Fprintf(out, "  %d: %s = %s(%s)\n", pf.FieldID, pf.Name, pf.Transform, columnNames(sc, pf.SourceIDs))
+		}
+	}
+
+	order := it.tbl.SortOrder()
+	if order.IsUnsorted() {
+		fmt.Fprintf(out, "\nsort order %d: unsorted\n", order.OrderID())
+	} else {
+		fmt.Fprintf(out, "\nsort order %d:\n", order.OrderID())
+		for _, sf := range order.Fields() {
+			col := columnNames(sc, sf.SourceIDs)
+			if _, ok := sf.Transform.(iceberg.IdentityTransform); !ok {
+				col = fmt.Sprintf("%s(%s)", sf.Transform, col)
+			}
+			fmt.Fprintf(out, "  %s %s %s\n", col, sf.Direction, sf.NullOrder)
+		}
+	}
+
+	props := it.tbl.Properties()
+	fmt.Fprintf(out, "\nproperties:\n")
+	if len(props) == 0 {
+		fmt.Fprintf(out, "  (none)\n")
+	}
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		fmt.Fprintf(out, "  %s = %s\n", k, props[k])
+	}
+	return nil
+}
+
+// columnNames spells field ids as the schema's column names.
+func columnNames(sc *iceberg.Schema, ids []int) string {
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		if n, ok := sc.FindColumnName(id); ok {
+			names[i] = n
+		} else {
+			names[i] = fmt.Sprintf("field %d (dropped)", id)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+func schemaParquet(out io.Writer, path string) error {
+	files, err := parquet.CommittedFiles(path)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		fmt.Fprintf(out, "Parquet folder %s has no committed files: no schema yet\n", path)
+		return nil
+	}
+	first := files[0]
+	fileSchema, arrowSchema, err := parquetFileSchema(filepath.Join(path, filepath.FromSlash(first.Path)))
+	if err != nil {
+		return fmt.Errorf("%s: %w", first.Path, err)
+	}
+	fmt.Fprintf(out, "Parquet folder %s: %s\n\ncolumns:\n", path, nOf(len(files), "committed file"))
+	var rows [][]string
+	for _, name := range first.Columns {
+		if i := slices.IndexFunc(first.PartitionBy, func(pc parquet.PartitionColumn) bool { return pc.Name == name }); i >= 0 {
+			pc := first.PartitionBy[i]
+			rows = append(rows, []string{name, pc.Type, nullability(pc.Nullable), "partition column (folder names)"})
+			continue
+		}
+		if idx := arrowSchema.FieldIndices(name); len(idx) == 1 {
+			f := arrowSchema.Field(idx[0])
+			rows = append(rows, []string{name, f.Type.String(), nullability(f.Nullable), ""})
+		} else {
+			rows = append(rows, []string{name, "?", "", "missing from the file"})
+		}
+	}
+	writeAlignedIndent(out, "  ", []string{"NAME", "TYPE", "", ""}, rows, nil)
+
+	fmt.Fprintf(out, "\nParquet schema of the files (%s):\n", first.Path)
+	pqschema.PrintSchema(fileSchema.Root(), out, 2)
+	var differ []string
+	for _, f := range files[1:] {
+		sc, _, err := parquetFileSchema(filepath.Join(path, filepath.FromSlash(f.Path)))
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+		if !sc.Equals(fileSchema) {
+			differ = append(differ, f.Path)
+		}
+	}
+	if len(differ) > 0 {
+		fmt.Fprintf(out, "\n%s another Parquet schema: %s\n", nOf(len(differ), "file"), strings.Join(differ, ", "))
+	}
+	return nil
+}
+
+func nullability(nullable bool) string {
+	if nullable {
+		return "nullable"
+	}
+	return "not null"
+}
+
+// parquetFileSchema reads a Parquet file's schema from its footer.
+func parquetFileSchema(name string) (*pqschema.Schema, *arrow.Schema, error) {
+	pf, err := file.OpenParquetFile(name, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer pf.Close()
+	md := pf.MetaData()
+	as, err := pqarrow.FromParquet(md.Schema, nil, md.KeyValueMetadata())
+	if err != nil {
+		return nil, nil, err
+	}
+	return md.Schema, as, nil
+}
+
+func newTableCountCommand(t *tableTarget) *cobra.Command {
+	return &cobra.Command{
+		Use:   "count",
+		Short: "Print the number of rows of the current snapshot (Iceberg) or the committed files (Parquet)",
+		Long: `Prints the table's row count, a bare number. For an Iceberg table: the
+record counts of the current snapshot's data files, from the manifests;
+when delete files apply to them, the rows are counted by scanning the
+table with the deletes applied. For a Parquet folder: the rows of the
+committed files, as the commit log records them.`,
+		Args: cobra.NoArgs,
+		RunE: tableRunE(t, "count", func(cmd *cobra.Command, it *catalogTable) error {
+			n, err := countIceberg(cmd.Context(), it.tbl)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), n)
+			return nil
+		}, func(cmd *cobra.Command) error {
+			pt, err := parquet.ReadCommitted(t.path, nil)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), pt.Rows())
+			return nil
+		}),
+	}
+}
+
+// countIceberg counts the rows of the table's current snapshot.
+func countIceberg(ctx context.Context, tbl *table.Table) (int64, error) {
+	if tbl.CurrentSnapshot() == nil {
+		return 0, nil
+	}
+	scan := tbl.Scan()
+	defer scan.Close()
+	tasks, err := scan.PlanFiles(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("plan the scan: %w", err)
+	}
+	var n int64
+	seen := map[string]bool{} // a large file can be split into several tasks
+	for _, task := range tasks {
+		if len(task.DeleteFiles) > 0 || len(task.EqualityDeleteFiles) > 0 || len(task.DeletionVectorFiles) > 0 {
+			return scanCount(ctx, tbl)
+		}
+		if !seen[task.File.FilePath()] {
+			seen[task.File.FilePath()] = true
+			n += task.File.Count()
+		}
+	}
+	return n, nil
+}
+
+// scanCount counts the rows of the current snapshot by reading them, with
+// delete files applied.
+func scanCount(ctx context.Context, tbl *table.Table) (int64, error) {
+	scan := tbl.Scan()
+	defer scan.Close()
+	_, recs, err := scan.ToArrowRecords(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("scan: %w", err)
+	}
+	var n int64
+	for rec, err := range recs {
+		if err != nil {
+			return 0, fmt.Errorf("scan: %w", err)
+		}
+		n += rec.NumRows()
+		rec.Release()
+	}
+	return n, nil
+}
+
+func newTableHeadCommand(t *tableTarget) *cobra.Command {
+	var n int
+	cmd := &cobra.Command{
+		Use:   "head [-n 10]",
+		Short: "Print the table's first rows as a text table",
+		Long: `Prints the first N rows of the table's current snapshot (Iceberg, deletes
+applied) or of its committed files in commit order (Parquet) as an
+aligned text table. Values longer than 64 characters are cut.`,
+		Args: cobra.NoArgs,
+		RunE: tableRunE(t, "head", func(cmd *cobra.Command, it *catalogTable) error {
+			if n < 0 {
+				return fmt.Errorf("-n must be at least 0, got %d", n)
+			}
+			return headIceberg(cmd.Context(), cmd.OutOrStdout(), it.tbl, n)
+		}, func(cmd *cobra.Command) error {
+			if n < 0 {
+				return fmt.Errorf("-n must be at least 0, got %d", n)
+			}
+			return headParquet(cmd.Context(), cmd.OutOrStdout(), t.path, n)
+		}),
+	}
+	cmd.Flags().IntVarP(&n, "rows", "n", 10, "rows to print")
+	return cmd
+}
+
+func headIceberg(ctx context.Context, out io.Writer, tbl *table.Table, n int) error {
+	scan := tbl.Scan(table.WithLimit(int64(n)))
+	defer scan.Close()
+	sc, recs, err := scan.ToArrowRecords(ctx)
+	if err != nil {
+		return fmt.Errorf("scan: %w", err)
+	}
+	p := newRowPrinter(sc, n)
+	// Ranged over even for -n 0: an iterator never ranged over keeps the
+	// scan's file IO lease.
+	for rec, err := range recs {
+		if err != nil {
+			return fmt.Errorf("scan: %w", err)
+		}
+		more := p.add(rec)
+		rec.Release()
+		if !more {
+			break
+		}
+	}
+	p.print(out)
+	return nil
+}
+
+func headParquet(ctx context.Context, out io.Writer, path string, n int) error {
+	pt, err := parquet.ReadCommitted(path, memory.DefaultAllocator)
+	if err != nil {
+		return err
+	}
+	if len(pt.Files) == 0 {
+		fmt.Fprintf(out, "Parquet folder %s has no committed rows\n", path)
+		return nil
+	}
+	var p *rowPrinter
+	for rec, err := range pt.Records(ctx) {
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			p = newRowPrinter(rec.Schema(), n)
+		}
+		more := n > 0 && p.add(rec)
+		rec.Release()
+		if !more {
+			break
+		}
+	}
+	if p != nil {
+		p.print(out)
+	}
+	return nil
+}
+
+// maxCellWidth is the longest value head prints, in characters.
+const maxCellWidth = 64
+
+// rowPrinter collects up to limit rows as strings and prints them
+// aligned.
+type rowPrinter struct {
+	header []string
+	right  []bool
+	rows   [][]string
+	limit  int
+}
+
+func newRowPrinter(sc *arrow.Schema, limit int) *rowPrinter {
+	p := &rowPrinter{limit: limit}
+	for _, f := range sc.Fields() {
+		p.header = append(p.header, f.Name)
+		p.right = append(p.right, arrow.IsInteger(f.Type.ID()) || arrow.IsFloating(f.Type.ID()) || arrow.IsDecimal(f.Type.ID()))
+	}
+	return p
+}
+
+// add takes rows of rec until the limit; it reports whether more are
+// wanted.
+func (p *rowPrinter) add(rec arrow.RecordBatch) bool {
+	for i := 0; i < int(rec.NumRows()) && len(p.rows) < p.limit; i++ {
+		row := make([]string, rec.NumCols())
+		for c, col := range rec.Columns() {
+			v := "null"
+			if col.IsValid(i) {
+				v = cell(col.ValueStr(i))
+			}
+			row[c] = v
+		}
+		p.rows = append(p.rows, row)
+	}
+	return len(p.rows) < p.limit
+}
+
+func (p *rowPrinter) print(out io.Writer) {
+	writeAligned(out, p.header, p.rows, p.right)
+	fmt.Fprintf(out, "(%s)\n", nOf(len(p.rows), "row"))
+}
+
+// cell makes a value printable on one line of bounded width.
+func cell(s string) string {
+	if strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		s = strconv.Quote(s)
+	}
+	if utf8.RuneCountInString(s) > maxCellWidth {
+		s = string([]rune(s)[:maxCellWidth-1]) + "…"
+	}
+	return s
+}
+
+// nOf spells a count of a noun: "1 file", "2 files".
+func nOf[N int | int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// writeAligned prints header and rows as columns separated by two spaces;
+// right[i] aligns column i to the right.
+func writeAligned(out io.Writer, header []string, rows [][]string, right []bool) {
+	writeAlignedIndent(out, "", header, rows, right)
+}
+
+func writeAlignedIndent(out io.Writer, indent string, header []string, rows [][]string, right []bool) {
+	width := make([]int, len(header))
+	for _, r := range append([][]string{header}, rows...) {
+		for i, v := range r {
+			width[i] = max(width[i], utf8.RuneCountInString(v))
+		}
+	}
+	var b strings.Builder
+	for _, r := range append([][]string{header}, rows...) {
+		b.Reset()
+		b.WriteString(indent)
+		for i, v := range r {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(v))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if i < len(right) && right[i] {
+				b.WriteString(pad + v)
+			} else {
+				b.WriteString(v + pad)
+			}
+		}
+		fmt.Fprintln(out, strings.TrimRight(b.String(), " "))
+	}
+}
+
+type expireOptions struct {
+	retainLast int
+	olderThan  time.Duration
+	keepFiles  bool
+}
+
+func newTableExpireCommand(t *tableTarget) *cobra.Command {
+	o := expireOptions{}
+	cmd := &cobra.Command{
+		Use:   "expire [--retain-last 1] [--older-than DURATION]",
+		Short: "Expire old snapshots of an Iceberg table",
+		Long: `Removes old snapshots from an Iceberg table in one catalog commit, then
+deletes the files only they used (manifests, manifest lists, data files
+that later snapshots removed), unless --keep-files.
+
+The last --retain-last snapshots of the current branch always stay. Of
+the older ones, those older than --older-than expire; without
+--older-than all of them do. Snapshots that a branch or tag points at
+stay too. The table's properties are not touched (weir's sink keeps its
+last committed epoch in one, weir.last-epoch.<job>).
+
+Safe next to a job writing the table: when the job commits between the
+moment expire reads the table and its commit, the commit is refused and
+expire starts again from the table as it is then (at most 5 attempts).`,
+		Args: cobra.NoArgs,
+		RunE: tableRunE(t, "expire", func(cmd *cobra.Command, it *catalogTable) error {
+			return expireIceberg(cmd.Context(), cmd.OutOrStdout(), it, o)
+		}, nil),
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.retainLast, "retain-last", 1, "snapshots of the current branch kept whatever their age (at least 1)")
+	f.DurationVar(&o.olderThan, "older-than", 0, "only expire snapshots older than this, e.g. 168h (0: any age)")
+	f.BoolVar(&o.keepFiles, "keep-files", false, "do not delete the expired snapshots' files (leave them to an orphan file cleanup)")
+	return cmd
+}
+
+func expireIceberg(ctx context.Context, out io.Writer, it *catalogTable, o expireOptions) error {
+	if o.retainLast < 1 {
+		return fmt.Errorf("--retain-last must be at least 1, got %d", o.retainLast)
+	}
+	if o.olderThan < 0 {
+		return fmt.Errorf("--older-than must not be negative, got %s", o.olderThan)
+	}
+	opts := []table.ExpireSnapshotsOpt{
+		table.WithRetainLast(o.retainLast),
+		// Without this iceberg-go falls back to the table's
+		// history.expire.max-snapshot-age-ms (5 days by default), and
+		// --retain-last alone would expire nothing recent.
+		table.WithOlderThan(o.olderThan),
+		table.WithPostCommit(!o.keepFiles),
+	}
+	for attempt := 1; ; attempt++ {
+		before := it.tbl
+		txn := before.NewTransaction()
+		if err := txn.ExpireSnapshots(opts...); err != nil {
+			return fmt.Errorf("%s: %w", it.where, err)
+		}
+		after, err := txn.Commit(ctx)
+		if after == nil && tableCommitConflict(err) && attempt < tableCommitAttempts {
+			fmt.Fprintf(out, "a concurrent commit changed the table; trying again (attempt %d of %d)\n", attempt+1, tableCommitAttempts)
+			if err := sleepCtx(ctx, time.Duration(attempt)*100*time.Millisecond); err != nil {
+				return err
+			}
+			if err := it.reload(ctx); err != nil {
+				return err
+			}
+			continue
+		}
+		if after == nil {
+			if tableCommitConflict(err) {
+				return fmt.Errorf("%s: gave up after %d attempts, each beaten by a concurrent commit: %w", it.where, attempt, err)
+			}
+			return fmt.Errorf("%s: commit: %w", it.where, err)
+		}
+		it.tbl = after
+		reportExpired(out, before, after)
+		if err != nil && onlyNotExist(err) {
+			// iceberg-go also deletes the files that an expired
+			// snapshot's manifests list as deleted, which an earlier
+			// expiry may have deleted already.
+			err = nil
+		}
+		if err != nil {
+			// The catalog took the commit; deleting the files failed.
+			return fmt.Errorf("%s: snapshots expired, but deleting their files failed (an orphan file cleanup can remove them later): %w", it.where, err)
+		}
+		return nil
+	}
+}
+
+// reportExpired prints the snapshots of before that after no longer has.
+func reportExpired(out io.Writer, before, after *table.Table) {
+	kept := map[int64]bool{}
+	for _, s := range after.Metadata().Snapshots() {
+		kept[s.SnapshotID] = true
+	}
+	var rows [][]string
+	for _, s := range before.Metadata().Snapshots() {
+		if kept[s.SnapshotID] {
+			continue
+		}
+		var props iceberg.Properties
+		if s.Summary != nil {
+			props = s.Summary.Properties
+		}
+		rows = append(rows, []string{strconv.FormatInt(s.SnapshotID, 10), time.UnixMilli(s.TimestampMs).UTC().Format(time.RFC3339),
+			orDash(props[icebergsink.SummaryJobID]), orDash(props[icebergsink.SummaryEpoch])})
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(out, "nothing to expire: %s kept\n", nOf(len(kept), "snapshot"))
+		return
+	}
+	fmt.Fprintf(out, "expired %s:\n", nOf(len(rows), "snapshot"))
+	writeAlignedIndent(out, "  ", []string{"SNAPSHOT", "TIME", "JOB", "EPOCH"}, rows, []bool{true, false, false, true})
+	fmt.Fprintf(out, "%s kept\n", nOf(len(kept), "snapshot"))
+}
+
+// onlyNotExist reports whether err, and every error joined in it, is
+// about a file that does not exist.
+func onlyNotExist(err error) bool {
+	switch e := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, inner := range e.Unwrap() {
+			if !onlyNotExist(inner) {
+				return false
+			}
+		}
+		return len(e.Unwrap()) > 0
+	default:
+		return errors.Is(err, fs.ErrNotExist)
+	}
+}
+
+// tableCommitConflict reports// tableCommitConflict reports whether a commit failed because another
+// commit came first, and nothing was committed. iceberg-go's SQL catalog
+// wraps table.ErrCommitFailed only when it loses the final
+// compare-and-swap; a base that is already stale fails the commit's
+// requirements with a plain error ("requirement failed: branch "main" has
+// changed ..."), checked before anything is written.
+func tableCommitConflict(err error) bool {
+	return errors.Is(err, table.ErrCommitFailed) || strings.Contains(err.Error(), "requirement failed: ")
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+type compactOptions struct {
+	targetFileSize int64
+	minInputFiles  int
+}
+
+func newTableCompactCommand(t *tableTarget) *cobra.Command {
+	o := compactOptions{}
+	cmd := &cobra.Command{
+		Use:   "compact [--target-file-size BYTES] [--min-input-files N]",
+		Short: "Rewrite an Iceberg table's small data files into larger ones",
+		Long: `Rewrites the small data files of an Iceberg table's current snapshot
+into files of about --target-file-size, in one replace snapshot: the rows
+stay the same, there are fewer files. Files smaller than 75% of the target
+are candidates; within each partition they are packed into groups of
+about the target size, and a group of fewer than --min-input-files files
+is left alone. Delete files that apply to rewritten files are applied
+while reading, and removed when no other file needs them.
+
+Safe next to a job writing the table: the new files are written first,
+then committed at once. When the job commits in between, the commit is
+refused; if the rewritten files are still in the table with the same
+deletes, the rewrite is committed again on the table as it is then (a
+job's appends do not touch them), else the new files are deleted and the
+compaction starts over (at most 5 attempts in all). The replaced files
+stay until their snapshots expire (weir table expire).`,
+		Args: cobra.NoArgs,
+		RunE: tableRunE(t, "compact", func(cmd *cobra.Command, it *catalogTable) error {
+			return compactIceberg(cmd.Context(), cmd.OutOrStdout(), it, o)
+		}, nil),
+	}
+	f := cmd.Flags()
+	f.Int64Var(&o.targetFileSize, "target-file-size", 0, "size of the files to write, in bytes (0: the table's write.target-file-size-bytes, 512 MiB by default)")
+	f.IntVar(&o.minInputFiles, "min-input-files", int(compaction.DefaultMinInputFiles), "fewest small files in a partition worth rewriting (at least 1)")
+	return cmd
+}
+
+func compactIceberg(ctx context.Context, out io.Writer, it *catalogTable, o compactOptions) error {
+	if o.targetFileSize < 0 {
+		return fmt.Errorf("--target-file-size must not be negative, got %d", o.targetFileSize)
+	}
+	if o.minInputFiles < 1 {
+		return fmt.Errorf("--min-input-files must be at least 1, got %d", o.minInputFiles)
+	}
+	var w *compactionWork
+	defer func() {
+		if w != nil {
+			// Not committed: the new files are no part of the table.
+			if err := w.removeNew(ctx); err != nil {
+				fmt.Fprintf(out, "warning: deleting the files written for the compaction: %v\n", err)
+			}
+		}
+	}()
+	for attempt := 1; ; attempt++ {
+		if w == nil {
+			var err error
+			if w, err = planAndRewrite(ctx, out, it, o); err != nil || w == nil {
+				return err
+			}
+		}
+		next, err := w.commit(ctx, it.tbl)
+		if next != nil {
+			committed := w
+			w = nil
+			committed.report(out, next)
+			it.tbl = next
+			if err != nil {
+				return fmt.Errorf("%s: committed, but: %w", it.where, err)
+			}
+			return nil
+		}
+		if !tableCommitConflict(err) {
+			// The catalog may have taken the commit after all: the new
+			// files stay (an orphan file cleanup removes them if not).
+			w = nil
+			return fmt.Errorf("%s: commit: %w", it.where, err)
+		}
+		if attempt == tableCommitAttempts {
+			return fmt.Errorf("%s: gave up after %d attempts, each beaten by a concurrent commit: %w", it.where, attempt, err)
+		}
+		if err := sleepCtx(ctx, time.Duration(attempt)*100*time.Millisecond); err != nil {
+			return err
+		}
+		if err := it.reload(ctx); err != nil {
+			return err
+		}
+		ok, err := w.stillApplies(ctx, it.tbl)
+		if err != nil {
+			return fmt.Errorf("%s: %w", it.where, err)
+		}
+		if ok {
+			fmt.Fprintf(out, "a concurrent commit changed the table, not the files rewritten: committing again (attempt %d of %d)\n", attempt+1, tableCommitAttempts)
+			continue
+		}
+		fmt.Fprintf(out, "a concurrent commit changed the files rewritten: deleting the new files, rewriting again (attempt %d of %d)\n", attempt+1, tableCommitAttempts)
+		err = w.removeNew(ctx)
+		w = nil
+		if err != nil {
+			return fmt.Errorf("%s: deleting the files written for the compaction: %w", it.where, err)
+		}
+	}
+}
+
+// compactionWork is a compaction written but not committed: the planned
+// snapshot's small files and the files that replace them.
+type compactionWork struct {
+	where  string
+	fs     iceio.IO
+	snap   *table.Snapshot
+	files  int   // data files of snap
+	bytes  int64 // their size
+	groups []table.CompactionGroupResult
+	// deletes lists, for each rewritten file, the delete files that
+	// applied to it when it was read.
+	deletes  map[string][]string
+	schemaID int
+	specID   int
+}
+
+// planAndRewrite plans the compaction of it.tbl's current snapshot and
+// writes the new files; nil when there is nothing to compact.
+func planAndRewrite(ctx context.Context, out io.Writer, it *catalogTable, o compactOptions) (*compactionWork, error) {
+	tbl := it.tbl
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		fmt.Fprintf(out, "nothing to compact: %s has no snapshot\n", it.where)
+		return nil, nil
+	}
+	cfg := compaction.DefaultConfig()
+	target := o.targetFileSize
+	if target == 0 {
+		target = tbl.Properties().GetInt64(table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault)
+	}
+	cfg.TargetFileSizeBytes = target
+	cfg.MinFileSizeBytes = target * 3 / 4
+	cfg.MaxFileSizeBytes = max(target*9/5, target+1)
+	cfg.MinInputFiles = uint(o.minInputFiles)
+
+	tasks, err := planWholeFiles(ctx, tbl)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", it.where, err)
+	}
+	w := &compactionWork{where: it.where, snap: snap, files: len(tasks), deletes: map[string][]string{},
+		schemaID: tbl.Schema().ID, specID: tbl.Metadata().DefaultPartitionSpec()}
+	for _, task := range tasks {
+		w.bytes += task.File.FileSizeBytes()
+	}
+	plan, err := cfg.PlanCompaction(tasks)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", it.where, err)
+	}
+	if len(plan.Groups) == 0 {
+		fmt.Fprintf(out, "nothing to compact: %s (%s) in snapshot %d; no partition has %d or more files under %s\n",
+			nOf(len(tasks), "data file"), nOf(w.bytes, "byte"), snap.SnapshotID, o.minInputFiles, nOf(cfg.MinFileSizeBytes, "byte"))
+		return nil, nil
+	}
+	if w.fs, err = tbl.FS(ctx); err != nil {
+		return nil, fmt.Errorf("%s: %w", it.where, err)
+	}
+	for _, g := range plan.Groups {
+		for _, task := range g.Tasks {
+			w.deletes[task.File.FilePath()] = deletePaths(task)
+		}
+		r, err := table.ExecuteCompactionGroup(ctx, tbl,
+			table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes},
+			table.WithCompactionTargetFileSize(target))
+		w.groups = append(w.groups, r)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("%s: %w", it.where, err), w.removeNew(ctx))
+		}
+	}
+	return w, nil
+}
+
+// planWholeFiles plans a scan of tbl's current snapshot, one task per
+// data file.
+func planWholeFiles(ctx context.Context, tbl *table.Table) ([]table.FileScanTask, error) {
+	scan := tbl.Scan()
+	defer scan.Close()
+	tasks, err := scan.PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan the scan: %w", err)
+	}
+	return wholeFileTasks(tasks), nil
+}
+
+// deletePaths lists the delete files that apply to a task's file, sorted.
+func deletePaths(task table.FileScanTask) []string {
+	var paths []string
+	for _, list := range [][]iceberg.DataFile{task.DeleteFiles, task.EqualityDeleteFiles, task.DeletionVectorFiles} {
+		for _, df := range list {
+			paths = append(paths, df.FilePath())
+		}
+	}
+	slices.Sort(paths)
+	return paths
+}
+
+// commit commits the rewrite on tbl in one replace snapshot.
+func (w *compactionWork) commit(ctx context.Context, tbl *table.Table) (*table.Table, error) {
+	// A position delete file can apply to files of several groups, or to
+	// files no group rewrites: remove only those that apply to rewritten
+	// files alone (iceberg-go's per-group lists do not know the others).
+	rewritten := map[string]struct{}{}
+	for _, g := range w.groups {
+		for _, df := range g.OldDataFiles {
+			rewritten[df.FilePath()] = struct{}{}
+		}
+	}
+	dead, err := table.CollectDeadPositionDeletes(ctx, w.fs, tbl.CurrentSnapshot(), rewritten)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", w.where, err)
+	}
+	txn := tbl.NewTransaction()
+	rw := txn.NewRewrite(nil)
+	for _, g := range w.groups {
+		g.SafePosDeletes = nil
+		rw.ApplyResult(g)
+	}
+	if len(dead) > 0 {
+		rw.ApplyResult(table.CompactionGroupResult{SafePosDeletes: dead})
+	}
+	if err := rw.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("%s: %w", w.where, err)
+	}
+	return txn.Commit(ctx)
+}
+
+// stillApplies reports whether the rewrite can be committed on tbl as it
+// is: same schema and partition spec, and every rewritten file still in
+// the table with the same delete files applying to it. Otherwise the new
+// files could miss rows' deletion (a delete added meanwhile) or replace
+// files no longer there.
+func (w *compactionWork) stillApplies(ctx context.Context, tbl *table.Table) (bool, error) {
+	if tbl.Schema().ID != w.schemaID || tbl.Metadata().DefaultPartitionSpec() != w.specID || tbl.CurrentSnapshot() == nil {
+		return false, nil
+	}
+	tasks, err := planWholeFiles(ctx, tbl)
+	if err != nil {
+		return false, err
+	}
+	now := make(map[string][]string, len(tasks))
+	for _, task := range tasks {
+		now[task.File.FilePath()] = deletePaths(task)
+	}
+	for path, deletes := range w.deletes {
+		cur, ok := now[path]
+		if !ok || !slices.Equal(cur, deletes) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// removeNew deletes the files the rewrite wrote.
+func (w *compactionWork) removeNew(ctx context.Context) error {
+	var errs []error
+	for _, g := range w.groups {
+		for _, df := range g.NewDataFiles {
+			if err := w.fs.Remove(df.FilePath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// report prints the files before and after the committed rewrite.
+func (w *compactionWork) report(out io.Writer, next *table.Table) {
+	var added, removed int
+	var bytesRemoved, bytesAdded int64
+	for _, g := range w.groups {
+		added += len(g.NewDataFiles)
+		removed += len(g.OldDataFiles)
+		bytesRemoved += g.BytesBefore
+		bytesAdded += g.BytesAfter
+	}
+	fmt.Fprintf(out, "before: %s, %s (snapshot %d)\n", nOf(w.files, "data file"), nOf(w.bytes, "byte"), w.snap.SnapshotID)
+	fmt.Fprintf(out, "rewrote %s (%s) in %s into %s (%s)", nOf(removed, "file"), nOf(bytesRemoved, "byte"),
+		nOf(len(w.groups), "group"), nOf(added, "file"), nOf(bytesAdded, "byte"))
+	if s := next.CurrentSnapshot(); s != nil && s.Summary != nil {
+		if n, _ := strconv.Atoi(s.Summary.Properties["removed-delete-files"]); n > 0 {
+			fmt.Fprintf(out, "; removed %s", nOf(n, "delete file"))
+		}
+		fmt.Fprintln(out)
+		if n, err := strconv.Atoi(s.Summary.Properties["total-data-files"]); err == nil {
+			fmt.Fprintf(out, "after: %s (snapshot %d)\n", nOf(n, "data file"), s.SnapshotID)
+		}
+		return
+	}
+	fmt.Fprintln(out)
+}
+
+// wholeFileTasks merges the byte-range tasks iceberg-go's planner splits
+// a large file into back into one task per file: compaction rewrites and
+// removes whole files, and one file in two tasks of a group would be
+// removed twice.
+func wholeFileTasks(tasks []table.FileScanTask) []table.FileScanTask {
+	out := tasks[:0:0]
+	index := map[string]int{}
+	for _, t := range tasks {
+		path := t.File.FilePath()
+		if i, ok := index[path]; ok {
+			out[i].Start, out[i].Length = 0, t.File.FileSizeBytes()
+			continue
+		}
+		index[path] = len(out)
+		out = append(out, t)
+	}
+	return out
+}
