@@ -120,7 +120,7 @@ func newJobCommand() *cobra.Command {
 	o := jobOptions{}
 	cmd := &cobra.Command{
 		Use:   "job windowed|passthrough|kafka-windowed",
-		Short: "Run a built-in job, exactly once: into a Parquet folder or a Kafka topic",
+		Short: "Run a built-in job, exactly once: into a Parquet folder, an Iceberg table or a Kafka topic",
 		Long: `Runs one of weir's built-in jobs with durable checkpoints:
 
   windowed     datagen -> keyed by key -> count, min and max of price per key

@@ -3,7 +3,8 @@
 // Usage:
 //
 //	weir demo       run the built-in demo job and say what it did
-//	weir job        run a built-in job into a Parquet folder or Kafka, exactly once
+//	weir job        run a built-in job into a Parquet folder, an Iceberg table or Kafka, exactly once
+//	weir table      inspect and maintain an Iceberg table or a Parquet sink folder
 //	weir kafka      run an embedded Kafka-protocol broker on 127.0.0.1
 //	weir gen        produce generated events into a Kafka topic
 //	weir savepoint  take a savepoint of a running job
