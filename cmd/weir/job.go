@@ -137,7 +137,10 @@ become visible when the epoch commits, and _weir/commits/ lists exactly
 the committed files. Kill the job at any moment and start it again with
 the same --checkpoint-dir: the table ends up with exactly the rows of a
 run without failures. The same holds for the Kafka topic, read with
-isolation.level=read_committed.`,
+isolation.level=read_committed. With --table ns.name instead of --out,
+windowed and passthrough write an Iceberg table (one snapshot per epoch;
+embedded SQL catalog on SQLite in --warehouse unless --catalog-uri says
+otherwise), with the same guarantee.`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"windowed", "passthrough", "kafka-windowed"},
 		RunE: func(cmd *cobra.Command, args []string) error {
