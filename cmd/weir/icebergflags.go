@@ -1,9 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
-	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	icebergsink "github.com/weirflow/weir/sinks/iceberg"
 )
 
@@ -18,8 +19,7 @@ type icebergFlags struct {
 	props       []string
 }
 
-func (f *icebergFlags) register(cmd *cobra.Command) {
-	fs := cmd.Flags()
+func (f *icebergFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.table, "table", "", "Iceberg table namespace.name to write (instead of the Parquet folder --out)")
 	fs.StringVar(&f.warehouse, "warehouse", "warehouse", "Iceberg warehouse: a local folder (file://) or an object store URL")
 	fs.StringVar(&f.catalogURI, "catalog-uri", "", "Iceberg catalog URI: a SQLite file (default WAREHOUSE/catalog.db), postgres://..., or the REST catalog's URL")
@@ -28,11 +28,21 @@ func (f *icebergFlags) register(cmd *cobra.Command) {
 	fs.StringArrayVar(&f.props, "catalog-prop", nil, "Iceberg catalog or file IO property key=value (repeatable): credential, token, s3.region, ...")
 }
 
-func (f *icebergFlags) catalog() icebergsink.CatalogOptions {
+// properties parses the --catalog-prop flags.
+func (f *icebergFlags) properties() (map[string]string, error) {
 	props := map[string]string{}
 	for _, kv := range f.props {
-		k, v, _ := strings.Cut(kv, "=")
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--catalog-prop %q: want key=value", kv)
+		}
 		props[k] = v
 	}
-	return icebergsink.CatalogOptions{Name: f.catalogName, Type: f.catalogType, URI: f.catalogURI, Warehouse: f.warehouse, Properties: props}
+	return props, nil
+}
+
+// catalog returns the catalog options the flags describe.
+func (f *icebergFlags) catalog() (icebergsink.CatalogOptions, error) {
+	props, err := f.properties()
+	return icebergsink.CatalogOptions{Name: f.catalogName, Type: f.catalogType, URI: f.catalogURI, Warehouse: f.warehouse, Properties: props}, err
 }

@@ -157,7 +157,7 @@ otherwise), with the same guarantee.`,
 	f.StringVar(&o.in, "in", "events", "input topic (kafka-windowed)")
 	f.DurationVar(&o.txnTimeout, "transaction-timeout", kafkasink.DefaultTransactionTimeout, "Kafka transaction timeout (kafka-windowed): longer than any expected downtime")
 	f.StringVar(&o.txnPrefix, "transactional-id-prefix", "", "prefix of the Kafka sink's transactional ids (kafka-windowed; default: the job name); unique per job on a cluster")
-	o.ice.register(cmd)
+	o.ice.register(f)
 	f.Int64Var(&o.fileSize, "target-file-size", 128<<20, "roll Parquet files at about this many bytes")
 	o.cp.register(cmd)
 	return cmd
@@ -221,8 +221,12 @@ func (o jobOptions) target(job string) string {
 // columns.
 func (o jobOptions) tableSink(schema *arrow.Schema, partitionBy []string) (string, arrowflow.Sink, error) {
 	if o.ice.table != "" {
+		cat, err := o.ice.catalog()
+		if err != nil {
+			return "", nil, err
+		}
 		sink, err := icebergsink.New(context.Background(), icebergsink.Options{
-			Catalog: o.ice.catalog(), Table: o.ice.table, PartitionBy: partitionBy, TargetFileSize: o.fileSize,
+			Catalog: cat, Table: o.ice.table, PartitionBy: partitionBy, TargetFileSize: o.fileSize,
 		}, schema)
 		return "iceberg", sink, err
 	}

@@ -42,13 +42,8 @@ const tableCommitAttempts = 5
 // tableTarget is the table a `weir table` subcommand works on: an Iceberg
 // table in a catalog (--table) or a Parquet sink folder (--path).
 type tableTarget struct {
-	table        string
-	path         string
-	warehouse    string
-	catalogURI   string
-	catalogType  string
-	catalogName  string
-	catalogProps []string
+	path string
+	ice  icebergFlags
 }
 
 // tableCatalogFlags are the flags that only apply to an Iceberg table.
@@ -56,22 +51,17 @@ var tableCatalogFlags = []string{"warehouse", "catalog-uri", "catalog-type", "ca
 
 func (t *tableTarget) register(cmd *cobra.Command) {
 	f := cmd.PersistentFlags()
-	f.StringVar(&t.table, "table", "", "Iceberg table as namespace.name (with the catalog flags)")
+	t.ice.register(f)
 	f.StringVar(&t.path, "path", "", "folder of a Parquet table written by weir's Parquet sink (instead of --table)")
-	f.StringVar(&t.warehouse, "warehouse", "warehouse", "Iceberg warehouse: a local folder (its catalog.db is the default SQL catalog) or an object store URL")
-	f.StringVar(&t.catalogURI, "catalog-uri", "", "Iceberg catalog address: SQLite file or postgres:// URL (sql), service URL (rest)")
-	f.StringVar(&t.catalogType, "catalog-type", "sql", "Iceberg catalog type: sql or rest")
-	f.StringVar(&t.catalogName, "catalog-name", "weir", "Iceberg catalog name")
-	f.StringArrayVar(&t.catalogProps, "catalog-prop", nil, "Iceberg catalog or file IO property key=value (repeatable), e.g. s3.region=eu-west-1")
 }
 
 // check validates the flags: exactly one of --table and --path, catalog
 // flags only with --table.
 func (t *tableTarget) check(cmd *cobra.Command) error {
 	switch {
-	case t.table == "" && t.path == "":
+	case t.ice.table == "" && t.path == "":
 		return errors.New("--table namespace.name (Iceberg) or --path DIR (Parquet folder) is required")
-	case t.table != "" && t.path != "":
+	case t.ice.table != "" && t.path != "":
 		return errors.New("give either --table (Iceberg) or --path (Parquet folder), not both")
 	case t.path != "":
 		for _, name := range tableCatalogFlags {
@@ -81,41 +71,28 @@ func (t *tableTarget) check(cmd *cobra.Command) error {
 		}
 		return nil
 	}
-	if ident := catalog.ToIdentifier(t.table); len(ident) < 2 || slices.Contains(ident, "") {
-		return fmt.Errorf("--table %q: want namespace.name", t.table)
+	if ident := catalog.ToIdentifier(t.ice.table); len(ident) < 2 || slices.Contains(ident, "") {
+		return fmt.Errorf("--table %q: want namespace.name", t.ice.table)
 	}
-	switch strings.ToLower(t.catalogType) {
+	switch strings.ToLower(t.ice.catalogType) {
 	case "sql", "rest":
 	default:
-		return fmt.Errorf("--catalog-type %q: want sql or rest", t.catalogType)
+		return fmt.Errorf("--catalog-type %q: want sql or rest", t.ice.catalogType)
 	}
-	_, err := t.properties()
+	_, err := t.ice.properties()
 	return err
-}
-
-// properties parses the --catalog-prop flags.
-func (t *tableTarget) properties() (map[string]string, error) {
-	props := map[string]string{}
-	for _, kv := range t.catalogProps {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--catalog-prop %q: want key=value", kv)
-		}
-		props[k] = v
-	}
-	return props, nil
 }
 
 // catalogDescription names the catalog for messages.
 func (t *tableTarget) catalogDescription() string {
-	typ := strings.ToLower(t.catalogType)
+	typ := strings.ToLower(t.ice.catalogType)
 	switch {
 	case typ == "rest":
-		return fmt.Sprintf("rest catalog %q at %s", t.catalogName, redactURL(t.catalogURI))
-	case t.catalogURI != "":
-		return fmt.Sprintf("sql catalog %q at %s", t.catalogName, redactURL(t.catalogURI))
+		return fmt.Sprintf("rest catalog %q at %s", t.ice.catalogName, redactURL(t.ice.catalogURI))
+	case t.ice.catalogURI != "":
+		return fmt.Sprintf("sql catalog %q at %s", t.ice.catalogName, redactURL(t.ice.catalogURI))
 	default:
-		return fmt.Sprintf("sql catalog %q in warehouse %s", t.catalogName, t.warehouse)
+		return fmt.Sprintf("sql catalog %q in warehouse %s", t.ice.catalogName, t.ice.warehouse)
 	}
 }
 
@@ -139,25 +116,23 @@ type catalogTable struct {
 // openIceberg opens the catalog and loads the table. The embedded SQL
 // catalog must exist already: inspecting a table never creates one.
 func (t *tableTarget) openIceberg(ctx context.Context) (*catalogTable, error) {
-	props, err := t.properties()
+	opts, err := t.ice.catalog()
 	if err != nil {
 		return nil, err
 	}
-	where := fmt.Sprintf("table %s in the %s", t.table, t.catalogDescription())
-	local, _ := strings.CutPrefix(t.warehouse, "file://")
-	if strings.ToLower(t.catalogType) == "sql" && t.catalogURI == "" && !strings.Contains(local, "://") {
+	where := fmt.Sprintf("table %s in the %s", t.ice.table, t.catalogDescription())
+	local, _ := strings.CutPrefix(t.ice.warehouse, "file://")
+	if strings.ToLower(t.ice.catalogType) == "sql" && t.ice.catalogURI == "" && !strings.Contains(local, "://") {
 		db := filepath.Join(local, "catalog.db")
 		if _, err := os.Stat(db); err != nil {
 			return nil, fmt.Errorf("%s: no catalog at %s (wrong --warehouse or --catalog-uri?): %w", where, db, err)
 		}
 	}
-	cat, err := icebergsink.OpenCatalog(ctx, icebergsink.CatalogOptions{
-		Name: t.catalogName, Type: t.catalogType, URI: t.catalogURI, Warehouse: t.warehouse, Properties: props,
-	})
+	cat, err := icebergsink.OpenCatalog(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	it := &catalogTable{cat: cat, ident: catalog.ToIdentifier(t.table), where: where}
+	it := &catalogTable{cat: cat, ident: catalog.ToIdentifier(t.ice.table), where: where}
 	if err := it.reload(ctx); err != nil {
 		it.close()
 		return nil, err
