@@ -98,6 +98,61 @@ func (c *child) wait(t *testing.T) error {
 
 var errKilled = errors.New("killed by SIGKILL")
 
+// killRoundOptions adjust killRound.
+type killRoundOptions struct {
+	// tolerateFailures restarts a run that failed by itself (a broker
+	// restart may fail one) instead of failing the test.
+	tolerateFailures bool
+	// afterKill runs after the attempt-th run was killed, before the
+	// restart.
+	afterKill func(attempt int)
+}
+
+// killRoundResult is what a round of kills did.
+type killRoundResult struct {
+	kills     int
+	recovered bool // some restart recovered from a checkpoint
+}
+
+// killRound runs `weir args...` and kills it with SIGKILL at a random
+// moment, again and again on the same folders, until a run completes by
+// itself (at most 60 runs). One kill in five lands anywhere, start-up and
+// recovery included; the others once the job runs, so that kills do not
+// all land during start-up on a loaded machine.
+func killRound(t *testing.T, rng *rand.Rand, args []string, o killRoundOptions) killRoundResult {
+	t.Helper()
+	var r killRoundResult
+	for attempt := 0; ; attempt++ {
+		if attempt == 60 {
+			t.Fatalf("the job did not complete within 60 attempts: restarts make no progress")
+		}
+		c := startWeir(t, nil, args...)
+		if rng.IntN(5) == 0 {
+			time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
+		} else {
+			c.waitStarted(t)
+			time.Sleep(time.Duration(rng.IntN(600)) * time.Millisecond)
+		}
+		_ = c.cmd.Process.Signal(syscall.SIGKILL)
+		switch err := c.wait(t); {
+		case errors.Is(err, errKilled):
+			r.kills++
+			// Output committed before a kill must survive the restarts
+			// exactly once; make sure some was.
+			r.recovered = r.recovered || strings.Contains(c.out.String(), "recovering from the checkpoint")
+			if o.afterKill != nil {
+				o.afterKill(attempt)
+			}
+		case err == nil:
+			return r
+		case o.tolerateFailures:
+			t.Logf("a run failed (started again): %v\n%s", err, c.out.String())
+		default:
+			t.Fatalf("after %d kills: %v\n%s", r.kills, err, c.out.String())
+		}
+	}
+}
+
 // crashJob is one job of the crash tests.
 type crashJob struct {
 	name string
@@ -203,33 +258,9 @@ func TestCrashAtRandomMomentsIsExactlyOnce(t *testing.T) {
 				rounds++
 				dir := t.TempDir()
 				out, cp := filepath.Join(dir, "out"), filepath.Join(dir, "cp")
-				for attempt, done := 0, false; !done; attempt++ {
-					if attempt == 60 {
-						t.Fatalf("round %d: the job did not complete within 60 attempts: restarts make no progress", rounds)
-					}
-					c := startWeir(t, nil, j.args(out, cp, j.par)...)
-					if rng.IntN(5) == 0 {
-						// Anywhere, recovery included.
-						time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
-					} else {
-						// Once the job runs, so that kills do not all land
-						// during start-up on a loaded machine.
-						c.waitStarted(t)
-						time.Sleep(time.Duration(rng.IntN(600)) * time.Millisecond)
-					}
-					_ = c.cmd.Process.Signal(syscall.SIGKILL)
-					switch err := c.wait(t); {
-					case errors.Is(err, errKilled):
-						kills++
-						// Output committed before a kill must survive the
-						// restarts exactly once; make sure some was.
-						progressed = progressed || strings.Contains(c.out.String(), "recovering from the checkpoint")
-					case err == nil:
-						done = true
-					default:
-						t.Fatalf("round %d, after %d kills: %v\n%s", rounds, kills, err, c.out.String())
-					}
-				}
+				r := killRound(t, rng, j.args(out, cp, j.par), killRoundOptions{})
+				kills += r.kills
+				progressed = progressed || r.recovered
 				sameRows(t, fmt.Sprintf("round %d, after %d kills in all", rounds, kills), committedRows(t, out), want)
 			}
 			if !progressed {

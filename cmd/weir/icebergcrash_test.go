@@ -91,6 +91,7 @@ func icebergRows(t *testing.T, warehouse, job string) []string {
 	return rows
 }
 
+// tableRows formats every row of at as "col=value col=value ".
 func tableRows(at arrow.Table) []string {
 	tr := array.NewTableReader(at, 0)
 	defer tr.Release()
@@ -143,28 +144,9 @@ func TestIcebergCrashAtRandomMomentsIsExactlyOnce(t *testing.T) {
 		rounds++
 		dir := t.TempDir()
 		wh, cp := filepath.Join(dir, "wh"), filepath.Join(dir, "cp")
-		for attempt, done := 0, false; !done; attempt++ {
-			if attempt == 60 {
-				t.Fatalf("round %d: the job did not complete within 60 attempts", rounds)
-			}
-			c := startWeir(t, nil, icebergArgs(icebergJob, wh, cp)...)
-			if rng.IntN(5) == 0 {
-				time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
-			} else {
-				c.waitStarted(t)
-				time.Sleep(time.Duration(rng.IntN(600)) * time.Millisecond)
-			}
-			_ = c.cmd.Process.Signal(syscall.SIGKILL)
-			switch err := c.wait(t); {
-			case errors.Is(err, errKilled):
-				kills++
-				recovered = recovered || strings.Contains(c.out.String(), "recovering from the checkpoint")
-			case err == nil:
-				done = true
-			default:
-				t.Fatalf("round %d, after %d kills: %v\n%s", rounds, kills, err, c.out.String())
-			}
-		}
+		r := killRound(t, rng, icebergArgs(icebergJob, wh, cp), killRoundOptions{})
+		kills += r.kills
+		recovered = recovered || r.recovered
 		sameRows(t, fmt.Sprintf("round %d, after %d kills in all", rounds, kills), icebergRows(t, wh, icebergJob.name), want)
 	}
 	if !recovered {

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -106,32 +105,17 @@ func TestKafkaCrashAtRandomMomentsIsExactlyOnce(t *testing.T) {
 	for kills < *chaosKills {
 		rounds++
 		topic, cp := r.fresh(t)
-		for attempt, done := 0, false; !done; attempt++ {
-			if attempt == 60 {
-				t.Fatalf("round %d: the job did not complete within 60 attempts", rounds)
-			}
-			c := startWeir(t, nil, r.args(topic, cp)...)
-			if rng.IntN(5) == 0 {
-				time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
-			} else {
-				c.waitStarted(t)
-				time.Sleep(time.Duration(rng.IntN(800)) * time.Millisecond)
-			}
-			_ = c.cmd.Process.Signal(syscall.SIGKILL)
-			switch err := c.wait(t); {
-			case errors.Is(err, errKilled):
-				kills++
-				recovered = recovered || strings.Contains(c.out.String(), "recovering from the checkpoint")
+		res := killRound(t, rng, r.args(topic, cp), killRoundOptions{
+			tolerateFailures: true,
+			afterKill: func(attempt int) {
 				if rounds%3 == 0 && attempt == 1 {
 					r.broker.Restart()
 					brokerRestarts++
 				}
-			case err == nil:
-				done = true
-			default:
-				t.Logf("round %d: a run failed (started again): %v\n%s", rounds, err, c.out.String())
-			}
-		}
+			},
+		})
+		kills += res.kills
+		recovered = recovered || res.recovered
 		sameRows(t, fmt.Sprintf("round %d, after %d kills in all", rounds, kills), r.output(t, topic), r.want)
 	}
 	if !recovered {

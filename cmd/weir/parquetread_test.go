@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,11 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/sinks/parquet"
 )
 
@@ -93,18 +90,5 @@ func readParquetFile(t *testing.T, path string) []string {
 		t.Fatalf("%s: %v", path, err)
 	}
 	defer tbl.Release()
-	tr := array.NewTableReader(tbl, 0)
-	defer tr.Release()
-	var out []string
-	for tr.Next() {
-		rec := tr.RecordBatch()
-		for i := 0; i < int(rec.NumRows()); i++ {
-			var b strings.Builder
-			for c := 0; c < int(rec.NumCols()); c++ {
-				fmt.Fprintf(&b, "%s=%v ", rec.ColumnName(c), arrowflow.ValueAt(rec.Column(c), i))
-			}
-			out = append(out, b.String())
-		}
-	}
-	return out
+	return tableRows(tbl)
 }
