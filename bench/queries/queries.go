@@ -286,4 +286,3 @@ func cols(names ...string) []kernels.Expr {
 	}
 	return out
 }
-

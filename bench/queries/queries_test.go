@@ -266,4 +266,3 @@ func first(s []string) string {
 	}
 	return s[0]
 }
-
