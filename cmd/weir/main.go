@@ -43,6 +43,6 @@ every epoch closes with an aligned checkpoint.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDemoCommand(), newJobCommand(), newKafkaCommand(), newGenCommand(), newSavepointCommand(), newTableCommand(), newVersionCommand())
+	root.AddCommand(newDemoCommand(), newBenchCommand(), newJobCommand(), newKafkaCommand(), newGenCommand(), newSavepointCommand(), newTableCommand(), newVersionCommand())
 	return root
 }

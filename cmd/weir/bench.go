@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/spf13/cobra"
+	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/bench/queries"
+	"github.com/weirflow/weir/sinks/blackhole"
+	"github.com/weirflow/weir/sources/nexmark"
+)
+
+// benchResult is one query's run, as `weir bench nexmark --json` prints
+// it.
+type benchResult struct {
+	Query          string  `json:"query"`
+	Events         int64   `json:"events"`
+	Parallelism    int     `json:"parallelism"`
+	WallS          float64 `json:"wall_s"`
+	CPUS           float64 `json:"cpu_s"`
+	EventsPerS     float64 `json:"events_per_s"`
+	EventsPerCoreS float64 `json:"events_per_core_s"`
+	PeakRSSBytes   int64   `json:"peak_rss_bytes"`
+	Epochs         int64   `json:"epochs"`
+	OutputRows     int64   `json:"output_rows"`
+}
+
+// flinkPerCore are the Nexmark suite's published per-core throughputs of
+// Flink (2.0 runner), in events per second per core, as a reference.
+var flinkPerCore = map[string]float64{
+	"q0": 379_000, "q1": 395_000, "q2": 414_000, "q5": 75_000, "q7": 23_000, "q8": 162_000,
+	"q11": 46_000, "q12": 194_000, "q14": 259_000, "q21": 147_000, "q22": 212_000,
+}
+
+type benchOptions struct {
+	queries     []string
+	events      int64
+	parallelism int
+	interval    time.Duration
+	jsonOut     bool
+	report      string
+}
+
+func newBenchCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Run benchmarks: the Nexmark queries",
+	}
+	o := benchOptions{}
+	nx := &cobra.Command{
+		Use:   "nexmark",
+		Short: "Run Nexmark queries on generated events and report throughput per core",
+		Long: `Runs each Nexmark query (bench/queries) on --events generated events
+(sources/nexmark), with durable exactly-once checkpoints every
+--checkpoint-interval into a blackhole sink that pre-commits and commits
+each epoch. Each query runs in a child process of its own, so its CPU
+time and peak memory are its own. Printed per query: events, wall
+seconds, process CPU seconds, events/s, events/s per core (events / CPU
+seconds) and peak RSS, next to Flink's published per-core figure.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runBenchNexmark(cmd, o) },
+	}
+	f := nx.Flags()
+	f.StringSliceVar(&o.queries, "query", []string{"q0"}, "queries to run, comma-separated ("+strings.Join(queries.Names(), ",")+", or all)")
+	f.Int64Var(&o.events, "events", 10_000_000, "events per query")
+	f.IntVar(&o.parallelism, "parallelism", runtime.NumCPU(), "subtasks per operator")
+	f.DurationVar(&o.interval, "checkpoint-interval", 10*time.Second, "how often an epoch closes, its checkpoint is written and its output commits")
+	f.BoolVar(&o.jsonOut, "json", false, "print one JSON object per query")
+	f.StringVar(&o.report, "report", "", "also write a markdown table of the results into this folder")
+	run := &cobra.Command{
+		Use:    "nexmark-run",
+		Hidden: true, // the child process of `weir bench nexmark`
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(o.queries) != 1 {
+				return errors.New("nexmark-run: one --query")
+			}
+			r, err := runNexmarkQuery(cmd.Context(), o.queries[0], o)
+			if err != nil {
+				return err
+			}
+			return json.NewEncoder(cmd.OutOrStdout()).Encode(r)
+		},
+	}
+	rf := run.Flags()
+	rf.StringSliceVar(&o.queries, "query", nil, "query")
+	rf.Int64Var(&o.events, "events", 10_000_000, "events")
+	rf.IntVar(&o.parallelism, "parallelism", runtime.NumCPU(), "parallelism")
+	rf.DurationVar(&o.interval, "checkpoint-interval", 10*time.Second, "checkpoint interval")
+	cmd.AddCommand(nx, run)
+	return cmd
+}
+
+func runBenchNexmark(cmd *cobra.Command, o benchOptions) error {
+	names := o.queries
+	if len(names) == 1 && names[0] == "all" {
+		names = queries.Names()
+	}
+	for _, n := range names {
+		if _, ok := queries.Lookup(n); !ok {
+			return fmt.Errorf("bench nexmark: no query %q (have %s)", n, strings.Join(queries.Names(), ", "))
+		}
+	}
+	if o.events <= 0 || o.parallelism < 1 {
+		return errors.New("bench nexmark: --events and --parallelism must be positive")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	var results []benchResult
+	if !o.jsonOut {
+		fmt.Fprintf(out, "%-5s %12s %8s %8s %12s %16s %10s %14s\n", "query", "events", "wall s", "cpu s", "events/s", "events/s/core", "peak RSS", "Flink/core")
+	}
+	for _, name := range names {
+		child := exec.CommandContext(cmd.Context(), exe, "bench", "nexmark-run", "--query", name,
+			"--events", fmt.Sprint(o.events), "--parallelism", fmt.Sprint(o.parallelism), "--checkpoint-interval", o.interval.String())
+		child.Env = append(os.Environ(), "WEIR_RUN_MAIN=1") // test binaries run main in the child
+		var stdout, stderr bytes.Buffer
+		child.Stdout, child.Stderr = &stdout, &stderr
+		if err := child.Run(); err != nil {
+			return fmt.Errorf("bench nexmark %s: %w\n%s", name, err, stderr.String())
+		}
+		var r benchResult
+		if err := json.Unmarshal(lastLine(stdout.Bytes()), &r); err != nil {
+			return fmt.Errorf("bench nexmark %s: bad result %q: %w", name, stdout.String(), err)
+		}
+		if ru, ok := child.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			r.PeakRSSBytes = ru.Maxrss * 1024 // kilobytes on Linux
+		}
+		results = append(results, r)
+		if o.jsonOut {
+			if err := json.NewEncoder(out).Encode(r); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(out, "%-5s %12d %8.2f %8.2f %12.0f %16.0f %9.0fM %14s\n", r.Query, r.Events, r.WallS, r.CPUS,
+			r.EventsPerS, r.EventsPerCoreS, float64(r.PeakRSSBytes)/(1<<20), flinkFigure(r.Query))
+	}
+	if o.report != "" {
+		return writeBenchReport(o.report, o, results)
+	}
+	return nil
+}
+
+func flinkFigure(q string) string {
+	if v, ok := flinkPerCore[q]; ok {
+		return fmt.Sprintf("%.0fK", v/1000)
+	}
+	return "-"
+}
+
+func lastLine(b []byte) []byte {
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	return lines[len(lines)-1]
+}
+
+// runNexmarkQuery runs one query in this process and measures it.
+func runNexmarkQuery(ctx context.Context, name string, o benchOptions) (benchResult, error) {
+	src, err := nexmark.New(nexmark.Config{Events: o.events, Splits: 4 * o.parallelism})
+	if err != nil {
+		return benchResult{}, err
+	}
+	sink := blackhole.New()
+	g, err := queries.Build(name, queries.Config{Source: src, Parallelism: o.parallelism, Sink: sink})
+	if err != nil {
+		return benchResult{}, err
+	}
+	dir, err := os.MkdirTemp("", "weir-bench-")
+	if err != nil {
+		return benchResult{}, err
+	}
+	defer os.RemoveAll(dir)
+	cpu0 := processCPU()
+	start := time.Now()
+	job, err := runWithCheckpoints(ctx, io.Discard, g, checkpointFlags{dir: filepath.Join(dir, "cp"), interval: o.interval, retain: 2},
+		arrowflow.Options{Allocator: memory.DefaultAllocator})
+	if err != nil {
+		return benchResult{}, err
+	}
+	wall := time.Since(start).Seconds()
+	cpu := processCPU() - cpu0
+	r := benchResult{Query: name, Events: o.events, Parallelism: o.parallelism, WallS: wall, CPUS: cpu,
+		EventsPerS: float64(o.events) / wall, Epochs: job.EpochsCompleted(), OutputRows: sink.Rows()}
+	if cpu > 0 {
+		r.EventsPerCoreS = float64(o.events) / cpu
+	}
+	return r, nil
+}
+
+// processCPU is this process's user and system CPU time in seconds.
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// writeBenchReport writes results as a markdown table into dir/nexmark.md.
+func writeBenchReport(dir string, o benchOptions, results []benchResult) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Nexmark on weir\n\n%d events per query, parallelism %d, durable checkpoints every %s, blackhole sink; %d CPUs (%s/%s).\n\n",
+		o.events, o.parallelism, o.interval, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
+	b.WriteString("| query | wall s | CPU s | events/s | events/s per core | Flink 2.0 per core | ratio | peak RSS MiB | output rows |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		ratio := "-"
+		if f, ok := flinkPerCore[r.Query]; ok {
+			ratio = fmt.Sprintf("%.1f×", r.EventsPerCoreS/f)
+		}
+		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %.0f | %.0f | %s | %s | %.0f | %d |\n", r.Query, r.WallS, r.CPUS, r.EventsPerS,
+			r.EventsPerCoreS, flinkFigure(r.Query), ratio, float64(r.PeakRSSBytes)/(1<<20), r.OutputRows)
+	}
+	return os.WriteFile(filepath.Join(dir, "nexmark.md"), []byte(b.String()), 0o644)
+}
