@@ -43,6 +43,12 @@ func icebergArgs(j crashJob, warehouse, cp string, extra ...string) []string {
 // loadIcebergTable opens the table in warehouse's embedded catalog.
 func loadIcebergTable(t *testing.T, warehouse string) *table.Table {
 	t.Helper()
+	return loadTableNamed(t, warehouse, crashTableName)
+}
+
+// loadTableNamed opens table name in warehouse's embedded catalog.
+func loadTableNamed(t *testing.T, warehouse, name string) *table.Table {
+	t.Helper()
 	ctx := context.Background()
 	cat, err := icebergsink.OpenCatalog(ctx, icebergsink.CatalogOptions{Warehouse: warehouse})
 	if err != nil {
@@ -53,7 +59,7 @@ func loadIcebergTable(t *testing.T, warehouse string) *table.Table {
 			c.Close()
 		}
 	})
-	ident, _ := icebergsink.ParseIdentifier(crashTableName)
+	ident, _ := icebergsink.ParseIdentifier(name)
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +72,12 @@ func loadIcebergTable(t *testing.T, warehouse string) *table.Table {
 // committed twice in the snapshot history.
 func icebergRows(t *testing.T, warehouse, job string) []string {
 	t.Helper()
-	tbl := loadIcebergTable(t, warehouse)
+	return tableRowsChecked(t, loadIcebergTable(t, warehouse), job)
+}
+
+// tableRowsChecked is icebergRows for a loaded table.
+func tableRowsChecked(t *testing.T, tbl *table.Table, job string) []string {
+	t.Helper()
 	seen := map[string]int64{}
 	for _, snap := range tbl.Metadata().Snapshots() {
 		if snap.Summary == nil || snap.Summary.Properties[icebergsink.SummaryJobID] != job {
@@ -338,4 +349,30 @@ func appendConcurrently(wh string, stop <-chan struct{}) ([]string, error) {
 			return rows, fmt.Errorf("the other writer's append %d: %w", i, err)
 		}
 	}
+}
+
+// The demo killed with SIGKILL at random moments (its embedded broker
+// with it), then run to completion, ends with exactly the table of an
+// uninterrupted run.
+func TestDemoCrashIsExactlyOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test: runs child processes")
+	}
+	args := func(dir string) []string {
+		return []string{"demo", "--dir", dir, "--events", "200000", "--rate", "80000", "--checkpoint-interval", "200ms"}
+	}
+	ref := filepath.Join(t.TempDir(), "demo")
+	c := startWeir(t, nil, append(args(ref), "--rate", "0")...)
+	if err := c.wait(t); err != nil {
+		t.Fatalf("uninterrupted demo: %v\n%s", err, c.out.String())
+	}
+	want := tableRowsChecked(t, loadTableNamed(t, filepath.Join(ref, "warehouse"), demoStatsTable), "weir-demo")
+	dir := filepath.Join(t.TempDir(), "demo")
+	rng := rand.New(rand.NewPCG(5, 8))
+	r := killRound(t, rng, args(dir), killRoundOptions{})
+	if r.kills == 0 {
+		t.Fatal("the demo was never killed: nothing tested")
+	}
+	sameRows(t, fmt.Sprintf("demo after %d kills", r.kills), tableRowsChecked(t, loadTableNamed(t, filepath.Join(dir, "warehouse"), demoStatsTable), "weir-demo"), want)
+	t.Logf("%d kills", r.kills)
 }

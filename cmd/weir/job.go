@@ -48,6 +48,13 @@ func (c *checkpointFlags) register(cmd *cobra.Command) {
 // positions), serves `weir savepoint` requests, and runs until the job
 // ends, stops with a savepoint, or ctx is cancelled.
 func runWithCheckpoints(ctx context.Context, out io.Writer, g *arrowflow.Graph, c checkpointFlags, base arrowflow.Options) (*arrowflow.Job, error) {
+	return runWithCheckpointsHook(ctx, out, g, c, base, nil)
+}
+
+// runWithCheckpointsHook is runWithCheckpoints, calling planned (when not
+// nil) with the job once it is planned, before it runs (for progress
+// displays).
+func runWithCheckpointsHook(ctx context.Context, out io.Writer, g *arrowflow.Graph, c checkpointFlags, base arrowflow.Options, planned func(*arrowflow.Job)) (*arrowflow.Job, error) {
 	base.CheckpointInterval = c.interval
 	if c.dir == "" {
 		if c.fromSavepoint != "" {
@@ -56,6 +63,9 @@ func runWithCheckpoints(ctx context.Context, out io.Writer, g *arrowflow.Graph, 
 		job, err := g.Plan(base)
 		if err != nil {
 			return nil, err
+		}
+		if planned != nil {
+			planned(job)
 		}
 		return job, job.Run(ctx)
 	}
@@ -86,6 +96,9 @@ func runWithCheckpoints(ctx context.Context, out io.Writer, g *arrowflow.Graph, 
 	job, err := g.Plan(resumed.Options(folder, base))
 	if err != nil {
 		return nil, err
+	}
+	if planned != nil {
+		planned(job)
 	}
 	serveCtx, stopServing := context.WithCancel(ctx)
 	served := make(chan struct{})
