@@ -2,7 +2,8 @@
 //
 // Usage:
 //
-//	weir demo       run the built-in demo job and say what it did
+//	weir demo       Nexmark bids through an embedded Kafka into an Iceberg table, exactly once
+//	weir bench      run the Nexmark queries and report throughput per core
 //	weir job        run a built-in job into a Parquet folder, an Iceberg table or Kafka, exactly once
 //	weir table      inspect and maintain an Iceberg table or a Parquet sink folder
 //	weir kafka      run an embedded Kafka-protocol broker on 127.0.0.1
