@@ -51,6 +51,7 @@ var all = []Query{
 	{"q0", "pass-through: every bid", q0},
 	{"q1", "currency conversion: bid prices in euros", q1},
 	{"q2", "selection: bids of auctions whose id is a multiple of 123", q2},
+	{"q8", "new users: persons who opened an auction in the 10 s window they registered in", q8},
 	{"q11", "user sessions: bids per bidder in 10 s-gap sessions", q11},
 	{"q12", "processing-time windows: bids per bidder per 10 s of processing time", q12},
 	{"q14", "calculation: euro prices in a range, time of day, count of 'c' in extra", q14},
@@ -96,7 +97,11 @@ func Build(name string, c Config) (*arrowflow.Graph, error) {
 // events adds the generator and the projection of its events of type t
 // to their flat schema (Flink's person, auction and bid views).
 func events(g *arrowflow.Graph, c Config, t nexmark.EventType) *arrowflow.Node {
-	src := g.Source("nexmark", c.Source, c.Parallelism)
+	return eventsOf(g, g.Source("nexmark", c.Source, c.Parallelism), c, t)
+}
+
+// eventsOf projects the events of type t of the generator node src.
+func eventsOf(g *arrowflow.Graph, src *arrowflow.Node, c Config, t nexmark.EventType) *arrowflow.Node {
 	return g.Operator(strings.ToLower(t.String())+"s", ops.Map(func(b arrowflow.Batch, mem memory.Allocator) (arrowflow.Batch, error) {
 		defer b.Release()
 		rec, err := nexmark.Project(mem, b, t)
@@ -145,6 +150,33 @@ func q2(g *arrowflow.Graph, c Config) error {
 	where := g.Operator("where", ops.Where(kernels.Eq(kernels.Mod(kernels.Col("auction"), kernels.Lit(int64(123))), kernels.Lit(int64(0)))),
 		c.Parallelism, arrowflow.Forward(bids))
 	sink(g, project(g, "q2", where, c, cols("auction", "price"), nil), c)
+	return nil
+}
+
+// q8: SELECT P.id, P.name, P.starttime FROM
+// (SELECT id, name, window_start AS starttime, window_end AS endtime
+// FROM TABLE(TUMBLE(TABLE person, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))
+// GROUP BY id, name, window_start, window_end) P
+// JOIN (SELECT seller, window_start AS starttime, window_end AS endtime
+// FROM TABLE(TUMBLE(TABLE auction, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))
+// GROUP BY seller, window_start, window_end) A
+// ON P.id = A.seller AND P.starttime = A.starttime AND P.endtime = A.endtime
+//
+// Person ids are unique, so the grouped join is a window semi join.
+func q8(g *arrowflow.Graph, c Config) error {
+	src := g.Source("nexmark", c.Source, c.Parallelism)
+	persons := eventsOf(g, src, c, nexmark.PersonEvent)
+	auctions := eventsOf(g, src, c, nexmark.AuctionEvent)
+	j := window.Join{
+		Left: nexmark.PersonSchema(), Right: nexmark.AuctionSchema(), LeftTime: "dateTime", RightTime: "dateTime",
+		LeftKeys: []string{"id"}, RightKeys: []string{"seller"}, Window: window.Tumbling(10 * time.Second),
+		Kind: window.JoinSemi, LeftColumns: []string{"id", "name"},
+	}
+	if err := j.Validate(); err != nil {
+		return err
+	}
+	join := g.Operator("new-users", j.Factory(), c.Parallelism, arrowflow.KeyBy(persons, "id"), arrowflow.KeyBy(auctions, "seller"))
+	sink(g, project(g, "q8", join, c, cols("id", "name", "window_start"), []string{"id", "name", "starttime"}), c)
 	return nil
 }
 
