@@ -51,6 +51,8 @@ var all = []Query{
 	{"q0", "pass-through: every bid", q0},
 	{"q1", "currency conversion: bid prices in euros", q1},
 	{"q2", "selection: bids of auctions whose id is a multiple of 123", q2},
+	{"q5", "hot items: per 10 s window sliding by 2 s, the auctions with the most bids", q5},
+	{"q7", "highest bid: per 10 s window, the bids at the window's highest price", q7},
 	{"q8", "new users: persons who opened an auction in the 10 s window they registered in", q8},
 	{"q11", "user sessions: bids per bidder in 10 s-gap sessions", q11},
 	{"q12", "processing-time windows: bids per bidder per 10 s of processing time", q12},
@@ -150,6 +152,66 @@ func q2(g *arrowflow.Graph, c Config) error {
 	where := g.Operator("where", ops.Where(kernels.Eq(kernels.Mod(kernels.Col("auction"), kernels.Lit(int64(123))), kernels.Lit(int64(0)))),
 		c.Parallelism, arrowflow.Forward(bids))
 	sink(g, project(g, "q2", where, c, cols("auction", "price"), nil), c)
+	return nil
+}
+
+// q5: SELECT AuctionBids.auction, AuctionBids.num FROM
+// (SELECT auction, count(*) AS num, window_start AS starttime, window_end AS endtime
+// FROM TABLE(HOP(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '2' SECOND, INTERVAL '10' SECOND))
+// GROUP BY auction, window_start, window_end) AuctionBids
+// JOIN (SELECT max(num) AS maxn, starttime, endtime FROM (the same counts)
+// GROUP BY starttime, endtime) MaxBids
+// ON AuctionBids.starttime = MaxBids.starttime AND AuctionBids.endtime = MaxBids.endtime
+// AND AuctionBids.num >= MaxBids.maxn
+//
+// The join of the counts with their window's maximum is a window top-1
+// with ties over the counts.
+func q5(g *arrowflow.Graph, c Config) error {
+	bids := events(g, c, nexmark.BidEvent)
+	counts := window.Aggregate{Input: nexmark.BidSchema(), Time: "dateTime", Window: window.Hopping(10*time.Second, 2*time.Second),
+		Keys: []string{"auction"}, Aggs: []window.Agg{{Func: kernels.AggCountStar, Name: "num"}}}
+	countsOut, err := counts.OutputSchema()
+	if err != nil {
+		return err
+	}
+	hot := window.TopN{Input: countsOut, WindowStart: "window_start", WindowEnd: "window_end",
+		OrderBy: []window.OrderKey{{Column: "num", Desc: true}}, N: 1, WithTies: true,
+		KeyBy: []string{"window_start", "window_end"}}
+	if err := hot.Validate(); err != nil {
+		return err
+	}
+	agg := g.Operator("bids-per-auction", counts.Factory(), c.Parallelism, arrowflow.KeyBy(bids, "auction"))
+	top := g.Operator("hot-items", hot.Factory(), c.Parallelism, arrowflow.KeyBy(agg, hot.KeyBy...))
+	sink(g, project(g, "q5", top, c, cols("auction", "num"), nil), c)
+	return nil
+}
+
+// q7: SELECT B.auction, B.price, B.bidder, B.dateTime, B.extra FROM bid B
+// JOIN (SELECT MAX(price) AS maxprice, window_end AS dateTime
+// FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))
+// GROUP BY window_start, window_end) B1 ON B.price = B1.maxprice
+// WHERE B.dateTime BETWEEN B1.dateTime - INTERVAL '10' SECOND AND B1.dateTime
+//
+// Computed as a window top-1 with ties over the bids, in two phases (each
+// subtask keeps only its running maximum's bids; a final phase keyed by
+// window merges them). One difference: the SQL's BETWEEN also matches a
+// bid at exactly a window's end (which belongs to the next window) whose
+// price equals that window's maximum; here a bid counts in its own
+// window only.
+func q7(g *arrowflow.Graph, c Config) error {
+	bids := events(g, c, nexmark.BidEvent)
+	highest := window.TopN{Input: nexmark.BidSchema(), Time: "dateTime", Window: window.Tumbling(10 * time.Second),
+		OrderBy: []window.OrderKey{{Column: "price", Desc: true}}, N: 1, WithTies: true}
+	if err := highest.Validate(); err != nil {
+		return err
+	}
+	final, err := highest.Final()
+	if err != nil {
+		return err
+	}
+	local := g.Operator("highest-local", highest.Local().Factory(), c.Parallelism, arrowflow.Forward(bids))
+	top := g.Operator("highest", final.Factory(), c.Parallelism, arrowflow.KeyBy(local, final.KeyBy...))
+	sink(g, project(g, "q7", top, c, cols("auction", "price", "bidder", "dateTime", "extra"), nil), c)
 	return nil
 }
 

@@ -212,10 +212,58 @@ func references(bids []bid) map[string][]string {
 		ref["q22"] = append(ref["q22"], row(b.auction, b.bidder, b.price, b.channel, dir(3), dir(4), dir(5)))
 	}
 	ref["q11"] = sessions(bids, 10*time.Second)
+	ref["q5"] = hotItems(bids)
+	ref["q7"] = highestBids(bids)
 	for k := range ref {
 		sorted(ref[k])
 	}
 	return ref
+}
+
+// hotItems is q5's reference: per 10 s window sliding by 2 s, the
+// auctions with the window's largest number of bids.
+func hotItems(bids []bid) []string {
+	const size, slide = 10 * time.Second, 2 * time.Second
+	counts := map[time.Time]map[int64]int64{} // window start -> auction -> bids
+	for _, b := range bids {
+		for s := b.dateTime.Truncate(slide); s.After(b.dateTime.Add(-size)); s = s.Add(-slide) {
+			if counts[s] == nil {
+				counts[s] = map[int64]int64{}
+			}
+			counts[s][b.auction]++
+		}
+	}
+	var out []string
+	for _, m := range counts {
+		var top int64
+		for _, n := range m {
+			top = max(top, n)
+		}
+		for a, n := range m {
+			if n == top {
+				out = append(out, row(a, n))
+			}
+		}
+	}
+	return out
+}
+
+// highestBids is q7's reference: per 10 s tumbling window, the bids at
+// the window's highest price.
+func highestBids(bids []bid) []string {
+	const size = 10 * time.Second
+	top := map[time.Time]int64{}
+	for _, b := range bids {
+		w := b.dateTime.Truncate(size)
+		top[w] = max(top[w], b.price)
+	}
+	var out []string
+	for _, b := range bids {
+		if b.price == top[b.dateTime.Truncate(size)] {
+			out = append(out, row(b.auction, b.price, b.bidder, b.dateTime, b.extra))
+		}
+	}
+	return out
 }
 
 // sessions is q11's reference: per bidder, bids at most gap apart (a bid
@@ -277,7 +325,7 @@ func TestQueriesMatchReferences(t *testing.T) {
 	}
 	ref := references(bids)
 	ref["q8"] = sorted(newUsers(persons, auctions))
-	for _, name := range []string{"q0", "q1", "q2", "q8", "q11", "q14", "q21", "q22"} {
+	for _, name := range []string{"q0", "q1", "q2", "q5", "q7", "q8", "q11", "q14", "q21", "q22"} {
 		for _, par := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%s/p%d", name, par), func(t *testing.T) {
 				got, want := run(t, name, par), ref[name]
