@@ -4,6 +4,8 @@
 // barrier and resume from it on recovery.
 //
 //   - datagen: a deterministic, seeded generator of typed rows
+//   - kafka: topics' partitions as splits, offsets as positions
+//   - nexmark: the Nexmark benchmark's event generator
 //
-// Kafka, Nexmark and file sources follow in their own sub-packages.
+// File sources follow in their own sub-package.
 package sources

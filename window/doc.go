@@ -13,6 +13,11 @@
 // earlier windows have fired still counts in its later ones.
 //
 // Late rows are counted and, when Aggregate.LateOutput is set, sent to a
-// side output of that name. Still to come (issue 4): processing-time
-// windows, which need a timer service in the runtime.
+// side output of that name. Aggregate.ProcessingTime makes windows tumble
+// or hop over processing time instead.
+//
+// Join joins two keyed streams within the same window (inner, outer, semi
+// and anti), and TopN keeps the first N rows per window and partition
+// (with ties, in two phases for whole-window rankings); both keep their
+// state columnar and rescalable like Aggregate.
 package window
