@@ -75,7 +75,10 @@ func (c *strCol) appendRow(row int, s []byte) {
 
 func (c *strCol) finish(mem memory.Allocator, n int, valid *memory.Buffer, nulls int) arrow.ArrayData {
 	c.begin(n) // the end offset of the last row, and empty trailing rows
-	vals := memory.NewResizableBuffer(mem)
+	// String bytes come from the reader's own allocator, never recycled:
+	// array.String.Value aliases them, and consumers commonly keep such
+	// strings after releasing a batch.
+	vals := memory.NewResizableBuffer(unrecycled(mem))
 	vals.Resize(len(c.data))
 	copy(vals.Bytes(), c.data)
 	d := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{valid, c.offBuf, vals}, nil, nulls, 0)

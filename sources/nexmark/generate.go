@@ -59,8 +59,9 @@ func typeOf(id int64) EventType {
 // one reader, from one goroutine; its scratch space is reused across
 // batches.
 type builder struct {
-	g   *generator
-	mem memory.Allocator
+	g    *generator
+	pool *recycler
+	mem  memory.Allocator // pool
 
 	eventType           []int32
 	eventTypeBuf        *memory.Buffer
@@ -87,7 +88,8 @@ type builder struct {
 }
 
 func newBuilder(g *generator, mem memory.Allocator) *builder {
-	b := &builder{g: g, mem: mem}
+	b := &builder{g: g, pool: newRecycler(mem)}
+	b.mem = b.pool
 	b.fixed = b.fixedCols()
 	b.strs = b.strCols()
 	return b

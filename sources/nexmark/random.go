@@ -87,9 +87,45 @@ func (r *javaRandom) nextPrice() int64 {
 	// compiler fuses them into a multiply-add, which would round
 	// differently from Java.
 	e := float64(r.nextDouble() * 6.0)
-	p := float64(math.Pow(10.0, e) * 100.0)
+	p := float64(pow10(e) * 100.0)
 	// Java's Math.round rounds half up; for positive values that is
 	// math.Round (half away from zero), computed without the error of
 	// Floor(p + 0.5).
 	return int64(math.Round(p))
+}
+
+// ln10 is math.Log(10), as math.Pow computes it on every call.
+var ln10 = math.Log(10)
+
+// pow10 is math.Pow(10, e) for 0 <= e < 6, bit for bit: it follows
+// math.Pow's own algorithm (the pure Go one, which every platform but
+// s390x uses; there it falls back to math.Pow) with Log(10) computed once
+// instead of on every call. The special cases math.Pow answers otherwise
+// (e 0, 0.5, 1 and whole numbers) go to math.Pow itself.
+func pow10(e float64) float64 {
+	yi, yf := math.Modf(e)
+	if yf == 0 || e == 0.5 || !pow10Exact {
+		return math.Pow(10, e)
+	}
+	if yf > 0.5 {
+		yf--
+		yi++
+	}
+	a1 := math.Exp(yf * ln10)
+	// 10 = 0.625 * 2^4: multiply in the successive squarings of 0.625
+	// (renormalised into [0.5, 1)) for the bits of yi, as math.Pow does.
+	x1, xe, ae := 0.625, 4, 0
+	for i := int64(yi); i != 0; i >>= 1 {
+		if i&1 == 1 {
+			a1 *= x1
+			ae += xe
+		}
+		x1 *= x1
+		xe <<= 1
+		if x1 < .5 {
+			x1 += x1
+			xe--
+		}
+	}
+	return math.Ldexp(a1, ae)
 }

@@ -128,7 +128,11 @@ func (rd *reader) Positions() ([]arrowflow.SplitState, error) {
 
 // Close releases the reader. It may be called more than once.
 func (rd *reader) Close() error {
+	if rd.closed {
+		return nil
+	}
 	rd.closed = true
+	rd.b.pool.close()
 	rd.b = nil
 	return nil
 }

@@ -1,6 +1,7 @@
 package nexmark
 
 import (
+	"encoding/binary"
 	"math"
 	"slices"
 )
@@ -69,26 +70,26 @@ func appendExtra(dst []byte, r *javaRandom, currentSize, desiredAverageSize int)
 //
 // Two characters are taken at once: for truncated division,
 // rnd%676 = (rnd%26) + 26*((rnd/26)%26) and rnd/676 = (rnd/26)/26, so
-// pairTable[rnd%676 + 675] holds both characters.
+// pairTable[rnd%676 + 675] holds both characters. Truncated divisions
+// compose (rnd/676/676 = rnd/676²), so the three pairs of a draw come from
+// three independent divisions, and their six bytes are stored at once.
 func appendExactString(dst []byte, r *javaRandom, length int) []byte {
 	start := len(dst)
-	dst = slices.Grow(dst, length)[:start+length]
+	// Two bytes of slack for the 8-byte stores, cut off again below.
+	dst = slices.Grow(dst, length+2)[:start+length+2]
 	s := dst[start:]
-	for len(s) >= 6 {
+	for len(s) >= 8 {
 		rnd := r.nextInt32()
-		q := rnd / 676
-		p := &pairTable[rnd-q*676+675]
-		s[0], s[1] = p[0], p[1]
-		rnd = q
-		q = rnd / 676
-		p = &pairTable[rnd-q*676+675]
-		s[2], s[3] = p[0], p[1]
-		rnd = q
-		q = rnd / 676
-		p = &pairTable[rnd-q*676+675]
-		s[4], s[5] = p[0], p[1]
+		q1 := rnd / 676
+		q2 := rnd / (676 * 676)
+		q3 := rnd / (676 * 676 * 676)
+		w := uint64(pairTable[rnd-q1*676+675]) |
+			uint64(pairTable[q1-q2*676+675])<<16 |
+			uint64(pairTable[q2-q3*676+675])<<32
+		binary.LittleEndian.PutUint64(s, w)
 		s = s[6:]
 	}
+	s = s[:len(s)-2]
 	if len(s) > 0 {
 		rnd := r.nextInt32()
 		for i := range s {
@@ -96,14 +97,15 @@ func appendExactString(dst []byte, r *javaRandom, length int) []byte {
 			rnd /= 26
 		}
 	}
-	return dst
+	return dst[:start+length]
 }
 
 // pairTable[v+675], for v in [-675, 675], holds the two characters
-// appendExactString makes of v: 'a' + v%26 and 'a' + (v/26)%26.
-var pairTable = func() (t [1351][2]byte) {
+// appendExactString makes of v, 'a' + v%26 and then 'a' + (v/26)%26, as
+// a little-endian pair of bytes.
+var pairTable = func() (t [1351]uint16) {
 	for v := int32(-675); v <= 675; v++ {
-		t[v+675] = [2]byte{byte('a' + v%26), byte('a' + v/26%26)}
+		t[v+675] = uint16(byte('a'+v%26)) | uint16(byte('a'+v/26%26))<<8
 	}
 	return t
 }()
