@@ -36,6 +36,18 @@ type benchResult struct {
 	PeakRSSBytes   int64   `json:"peak_rss_bytes"`
 	Epochs         int64   `json:"epochs"`
 	OutputRows     int64   `json:"output_rows"`
+
+	// With --vs duckdb, for the queries that have a batch SQL equivalent
+	// (q5, q7): DuckDB's version, its query's wall and CPU seconds on the
+	// same events' bids, events per CPU second, its result rows (equal to
+	// OutputRows, or the run fails), and VsDuckDB = DuckDB's seconds /
+	// weir's wall seconds (above 1: weir is faster).
+	DuckDBVersion        string  `json:"duckdb_version,omitempty"`
+	DuckDBS              float64 `json:"duckdb_s,omitempty"`
+	DuckDBCPUS           float64 `json:"duckdb_cpu_s,omitempty"`
+	DuckDBEventsPerCoreS float64 `json:"duckdb_events_per_core_s,omitempty"`
+	DuckDBRows           int64   `json:"duckdb_rows,omitempty"`
+	VsDuckDB             float64 `json:"vs_duckdb,omitempty"`
 }
 
 // flinkPerCore are the Nexmark suite's published per-core throughputs of
@@ -52,6 +64,8 @@ type benchOptions struct {
 	interval    time.Duration
 	jsonOut     bool
 	report      string
+	vs          string
+	duckdb      string
 }
 
 func newBenchCommand() *cobra.Command {
@@ -79,7 +93,9 @@ seconds) and peak RSS, next to Flink's published per-core figure.`,
 	f.IntVar(&o.parallelism, "parallelism", runtime.NumCPU(), "subtasks per operator")
 	f.DurationVar(&o.interval, "checkpoint-interval", 10*time.Second, "how often an epoch closes, its checkpoint is written and its output commits")
 	f.BoolVar(&o.jsonOut, "json", false, "print one JSON object per query")
-	f.StringVar(&o.report, "report", "", "also write a markdown table of the results into this folder")
+	f.StringVar(&o.report, "report", "", "also write a markdown table and a PNG chart of the results into this folder")
+	f.StringVar(&o.vs, "vs", "", "also run the batch SQL equivalent of q5 and q7 in DuckDB on the same events (duckdb)")
+	f.StringVar(&o.duckdb, "duckdb", "", "the weir-duckdb runner for --vs duckdb (default: on the PATH, or built from bench/duckdb)")
 	run := &cobra.Command{
 		Use:    "nexmark-run",
 		Hidden: true, // the child process of `weir bench nexmark`
@@ -122,6 +138,17 @@ func runBenchNexmark(cmd *cobra.Command, o benchOptions) error {
 		return err
 	}
 	out := cmd.OutOrStdout()
+	var duck *duckdbBench
+	switch o.vs {
+	case "":
+	case "duckdb":
+		if duck, err = newDuckDBBench(cmd.Context(), cmd.ErrOrStderr(), o.duckdb); err != nil {
+			return err
+		}
+		defer duck.close()
+	default:
+		return fmt.Errorf("bench nexmark: --vs %q: the one engine to compare with is duckdb", o.vs)
+	}
 	var results []benchResult
 	if !o.jsonOut {
 		fmt.Fprintf(out, "%-5s %12s %8s %8s %12s %16s %10s %14s\n", "query", "events", "wall s", "cpu s", "events/s", "events/s/core", "peak RSS", "Flink/core")
@@ -142,6 +169,11 @@ func runBenchNexmark(cmd *cobra.Command, o benchOptions) error {
 		if ru, ok := child.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			r.PeakRSSBytes = ru.Maxrss * 1024 // kilobytes on Linux
 		}
+		if duck != nil {
+			if err := duck.run(cmd.Context(), name, o.parallelism, &r); err != nil {
+				return err
+			}
+		}
 		results = append(results, r)
 		if o.jsonOut {
 			if err := json.NewEncoder(out).Encode(r); err != nil {
@@ -151,11 +183,23 @@ func runBenchNexmark(cmd *cobra.Command, o benchOptions) error {
 		}
 		fmt.Fprintf(out, "%-5s %12d %8.2f %8.2f %12.0f %16.0f %9.0fM %14s\n", r.Query, r.Events, r.WallS, r.CPUS,
 			r.EventsPerS, r.EventsPerCoreS, float64(r.PeakRSSBytes)/(1<<20), flinkFigure(r.Query))
+		if r.DuckDBS > 0 {
+			fmt.Fprintf(out, "      DuckDB %s, %d threads, same events' bids in memory: %.2f s, %.2f CPU s, %.0f events/s/core; weir/DuckDB time ratio %.2f (%s)\n",
+				r.DuckDBVersion, o.parallelism, r.DuckDBS, r.DuckDBCPUS, r.DuckDBEventsPerCoreS, 1/r.VsDuckDB, fasterSlower(r.VsDuckDB))
+		}
 	}
 	if o.report != "" {
 		return writeBenchReport(o.report, o, results)
 	}
 	return nil
+}
+
+// fasterSlower says how weir compares given DuckDB's time / weir's time.
+func fasterSlower(vs float64) string {
+	if vs >= 1 {
+		return fmt.Sprintf("weir %.1f× faster", vs)
+	}
+	return fmt.Sprintf("weir %.1f× slower", 1/vs)
 }
 
 func flinkFigure(q string) string {
@@ -228,6 +272,20 @@ func writeBenchReport(dir string, o benchOptions, results []benchResult) error {
 		}
 		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %.0f | %.0f | %s | %s | %.0f | %d |\n", r.Query, r.WallS, r.CPUS, r.EventsPerS,
 			r.EventsPerCoreS, flinkFigure(r.Query), ratio, float64(r.PeakRSSBytes)/(1<<20), r.OutputRows)
+	}
+	var duck []benchResult
+	for _, r := range results {
+		if r.DuckDBS > 0 {
+			duck = append(duck, r)
+		}
+	}
+	if len(duck) > 0 {
+		fmt.Fprintf(&b, "\nDuckDB runs the batch SQL equivalent with %d threads over the bids of the same events, loaded into an in-memory table beforehand (not timed); weir's time includes generating every event and its checkpoints. Both return the same number of rows.\n\n", o.parallelism)
+		b.WriteString("| query | DuckDB | DuckDB s | DuckDB CPU s | DuckDB events/s per core | weir wall s | weir events/s per core | DuckDB s / weir s |\n|---|---|---|---|---|---|---|---|\n")
+		for _, r := range duck {
+			fmt.Fprintf(&b, "| %s | %s | %.2f | %.2f | %.0f | %.2f | %.0f | %.2f |\n", r.Query, r.DuckDBVersion, r.DuckDBS, r.DuckDBCPUS,
+				r.DuckDBEventsPerCoreS, r.WallS, r.EventsPerCoreS, r.VsDuckDB)
+		}
 	}
 	return os.WriteFile(filepath.Join(dir, "nexmark.md"), []byte(b.String()), 0o644)
 }

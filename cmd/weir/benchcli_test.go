@@ -2,11 +2,15 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/weirflow/weir/sources/nexmark"
 )
 
 // `weir bench nexmark --json` runs each query in a child process and
@@ -50,5 +54,47 @@ func TestBenchNexmarkJSON(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(report, "nexmark.md"))
 	if err != nil || !strings.Contains(string(md), "| q2 |") {
 		t.Fatalf("report: %v\n%s", err, md)
+	}
+}
+
+// The Parquet file DuckDB reads holds exactly the bids of the benchmark's
+// events, and a DuckDB result with another row count than weir's run
+// fails the comparison. (The real DuckDB comparison is tested in
+// bench/duckdb, a cgo module.)
+func TestVsDuckDBWritesTheBidsAndChecksTheRows(t *testing.T) {
+	dir := t.TempDir()
+	runner := filepath.Join(dir, "fake-runner")
+	script := "#!/bin/sh\necho '{\"version\":\"fake\",\"threads\":1,\"seconds\":0.5,\"cpu_s\":0.5,\"columns\":[\"n\"],\"rows\":[[\"7\"]]}'\n"
+	if err := os.WriteFile(runner, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := &duckdbBench{runner: runner, dir: dir}
+	const events = 5000
+	r := benchResult{Query: "q5", Events: events, WallS: 1, OutputRows: 7}
+	if err := d.run(context.Background(), "q5", 1, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.DuckDBRows != 7 || r.VsDuckDB != 0.5 || r.DuckDBVersion != "fake" || r.DuckDBEventsPerCoreS != events/0.5 {
+		t.Fatalf("result %+v", r)
+	}
+	f, err := os.Open(d.parquet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := pf.NumRows(), nexmark.CountOf(nexmark.BidEvent, events); got != want {
+		t.Fatalf("bids.parquet holds %d rows, want the %d bids of %d events", got, want, events)
+	}
+	r = benchResult{Query: "q7", Events: events, WallS: 1, OutputRows: 8}
+	if err := d.run(context.Background(), "q7", 1, &r); err == nil || !strings.Contains(err.Error(), "results differ") {
+		t.Fatalf("a different row count: err %v", err)
+	}
+	r = benchResult{Query: "q0", Events: events, WallS: 1, OutputRows: 8}
+	if err := d.run(context.Background(), "q0", 1, &r); err != nil || r.DuckDBS != 0 {
+		t.Fatalf("q0 has no DuckDB equivalent: err %v, result %+v", err, r)
 	}
 }
