@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/spf13/cobra"
 	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/bench/chart"
 	"github.com/weirflow/weir/bench/queries"
 	"github.com/weirflow/weir/sinks/blackhole"
 	"github.com/weirflow/weir/sources/nexmark"
@@ -287,5 +289,31 @@ func writeBenchReport(dir string, o benchOptions, results []benchResult) error {
 				r.DuckDBEventsPerCoreS, r.WallS, r.EventsPerCoreS, r.VsDuckDB)
 		}
 	}
-	return os.WriteFile(filepath.Join(dir, "nexmark.md"), []byte(b.String()), 0o644)
+	b.WriteString("\n![events/s per core per query, weir next to Flink 2.0's published figures](nexmark.png)\n")
+	if err := os.WriteFile(filepath.Join(dir, "nexmark.md"), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	return writeBenchChart(filepath.Join(dir, "nexmark.png"), o, results)
+}
+
+// writeBenchChart draws events/s per core per query, weir's next to
+// Flink's published figures, as a PNG bar chart.
+func writeBenchChart(path string, o benchOptions, results []benchResult) error {
+	c := chart.Chart{
+		Title:  fmt.Sprintf("Nexmark, events/s per core (%d events per query, parallelism %d, checkpoints every %s)", o.events, o.parallelism, o.interval),
+		Unit:   "events/s per core (events / process CPU seconds)",
+		Series: []string{"weir (this run)", "Flink 2.0 (nexmark suite, published)"},
+	}
+	for _, r := range results {
+		flink := math.NaN()
+		if f, ok := flinkPerCore[r.Query]; ok {
+			flink = f
+		}
+		c.Groups = append(c.Groups, chart.Group{Label: r.Query, Values: []float64{r.EventsPerCoreS, flink}})
+	}
+	var buf bytes.Buffer
+	if err := chart.Render(&buf, c); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,6 +55,14 @@ func TestBenchNexmarkJSON(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(report, "nexmark.md"))
 	if err != nil || !strings.Contains(string(md), "| q2 |") {
 		t.Fatalf("report: %v\n%s", err, md)
+	}
+	f, err := os.Open(filepath.Join(report, "nexmark.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if img, err := png.Decode(f); err != nil || img.Bounds().Dx() < 400 {
+		t.Fatalf("chart: %v", err)
 	}
 }
 
