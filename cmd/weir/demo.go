@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -15,8 +16,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -35,7 +38,11 @@ import (
 const (
 	demoTopic      = "bids"
 	demoStatsTable = "demo.auction_stats"
+	demoHotTable   = "demo.hot_auctions"
 	demoGroup      = "weir-demo"
+	// demoHotN is how many hot auctions each window keeps: the auctions
+	// ranked 1 to demoHotN by bid count, ties kept (RANK() <= demoHotN).
+	demoHotN = 3
 )
 
 type demoOptions struct {
@@ -52,7 +59,7 @@ func newDemoCommand() *cobra.Command {
 	o := demoOptions{}
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Run the demo: Nexmark bids through Kafka into an Iceberg table, exactly once",
+		Short: "Run the demo: Nexmark bids through Kafka into Iceberg tables, exactly once",
 		Long: `Runs weir's main job on an embedded setup, with no flags needed:
 
   an embedded Kafka-protocol broker (kfake), persisted in DIR/kafka
@@ -64,11 +71,17 @@ func newDemoCommand() *cobra.Command {
     -> the Iceberg table demo.auction_stats    one snapshot per epoch, in the
                                                warehouse DIR/warehouse (SQLite
                                                catalog)
+    -> hot auctions: per window, the 3         window Top-N, two phases:
+       auctions with the most bids, ties       per subtask, then keyed by
+       kept (RANK() <= 3), with their rank     window
+    -> the Iceberg table demo.hot_auctions     same warehouse, same epochs
 
 It shows events in, windows out, epochs committed and the consumer lag
-while it runs, and what the table holds at the end. Interrupt it (Ctrl-C,
+while it runs, and what the tables hold at the end. It checks that the
+windows count every bid exactly once and that demo.hot_auctions holds
+exactly each window's top 3 of demo.auction_stats. Interrupt it (Ctrl-C,
 or kill it) and run it again: it resumes from its checkpoints in
-DIR/checkpoints and ends with exactly the table an uninterrupted run
+DIR/checkpoints and ends with exactly the tables an uninterrupted run
 gives. --fresh starts over.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -130,7 +143,7 @@ func runDemo(cmd *cobra.Command, o demoOptions) error {
 		stopProducer()
 		<-produced
 		if ctx.Err() != nil {
-			fmt.Fprintln(out, "\ninterrupted; run `weir demo` again: it resumes where it stopped and ends with exactly the table of an uninterrupted run")
+			fmt.Fprintln(out, "\ninterrupted; run `weir demo` again: it resumes where it stopped and ends with exactly the tables of an uninterrupted run")
 			return nil
 		}
 		return err
@@ -283,7 +296,8 @@ func produceBids(ctx context.Context, out io.Writer, brokers []string, o demoOpt
 }
 
 // demoJob builds the demo's graph: bids from Kafka, per-auction tumbling
-// 10 s windows, the Iceberg table.
+// 10 s windows into the Iceberg table demo.auction_stats and, from the
+// same windows, each window's hot auctions into demo.hot_auctions.
 func demoJob(brokers []string, o demoOptions, bids int64) (*arrowflow.Graph, *kafkasrc.Source, error) {
 	ctx := context.Background()
 	dec, err := format.NewDecoder(ctx, format.Config{Name: "json", Schema: nexmark.BidSchema()})
@@ -313,18 +327,56 @@ func demoJob(brokers []string, o demoOptions, bids int64) (*arrowflow.Graph, *ka
 	if err != nil {
 		return nil, nil, err
 	}
-	sink, err := icebergsink.New(ctx, icebergsink.Options{
-		Catalog: icebergsink.CatalogOptions{Warehouse: filepath.Join(o.dir, "warehouse")}, Table: demoStatsTable,
-	}, outSchema)
+	// Hot auctions: Flink's window Top-N over the windowed counts,
+	//   RANK() OVER (PARTITION BY window_start, window_end ORDER BY bids DESC) <= 3
+	// (WithTies), so an auction with as many bids as the third is never
+	// dropped at random and the output is the same on every run. A
+	// window's rows come from every subtask of the aggregate (it is keyed
+	// by auction), so the top-N runs in two phases: each subtask keeps its
+	// own candidates (Local, forward from the aggregate), then a phase
+	// keyed by the window bounds ranks them (Final). That is correct at
+	// any parallelism, and only candidates cross the exchange.
+	hot := window.TopN{
+		Input: outSchema, WindowStart: "window_start", WindowEnd: "window_end",
+		OrderBy: []window.OrderKey{{Column: "bids", Desc: true}},
+		N:       demoHotN, WithTies: true, RowNumber: "rank",
+	}
+	if err := hot.Validate(); err != nil {
+		return nil, nil, err
+	}
+	hotFinal, err := hot.Final()
 	if err != nil {
+		return nil, nil, err
+	}
+	hotSchema, err := hotFinal.OutputSchema()
+	if err != nil {
+		return nil, nil, err
+	}
+	wh := icebergsink.CatalogOptions{Warehouse: filepath.Join(o.dir, "warehouse")}
+	statsSink, err := icebergsink.New(ctx, icebergsink.Options{Catalog: wh, Table: demoStatsTable}, outSchema)
+	if err != nil {
+		return nil, nil, err
+	}
+	hotSink, err := icebergsink.New(ctx, icebergsink.Options{Catalog: wh, Table: demoHotTable}, hotSchema)
+	if err != nil {
+		_ = statsSink.Close()
 		return nil, nil, err
 	}
 	g := arrowflow.NewGraph("weir-demo")
 	in := g.Source("kafka-bids", src, o.parallelism)
 	win := g.Operator("auction-windows", agg.Factory(), o.parallelism, arrowflow.KeyBy(in, "auction"))
-	g.Sink("iceberg", sink, o.parallelism, arrowflow.Forward(win))
+	g.Sink(demoStatsSinkName, statsSink, o.parallelism, arrowflow.Forward(win))
+	local := g.Operator("hot-auctions-local", hot.Local().Factory(), o.parallelism, arrowflow.Forward(win))
+	top := g.Operator("hot-auctions", hotFinal.Factory(), o.parallelism, arrowflow.KeyBy(local, hotFinal.KeyBy...))
+	g.Sink(demoHotSinkName, hotSink, o.parallelism, arrowflow.Forward(top))
 	return g, src, nil
 }
+
+// The demo's sink nodes; the progress line counts their rows.
+const (
+	demoStatsSinkName = "iceberg"
+	demoHotSinkName   = "iceberg-hot"
+)
 
 func runDemoJob(ctx context.Context, out io.Writer, brokers []string, o demoOptions, bids int64) (*arrowflow.Job, *kafkasrc.Source, error) {
 	g, src, err := demoJob(brokers, o, bids)
@@ -376,10 +428,14 @@ func runDemoJob(ctx context.Context, out io.Writer, brokers []string, o demoOpti
 
 // demoProgress is one line of the live display.
 func demoProgress(ctx context.Context, j *arrowflow.Job, src *kafkasrc.Source, adm *kadm.Client) string {
-	var windows int64
+	var windows, hot int64
 	for _, s := range j.Stats() {
-		if strings.HasSuffix(s.Task, "iceberg") {
+		// A sink ends its task's chain ("a -> b -> sink").
+		switch {
+		case strings.HasSuffix(s.Task, demoStatsSinkName):
 			windows += s.RowsOut
+		case strings.HasSuffix(s.Task, demoHotSinkName):
+			hot += s.RowsOut
 		}
 	}
 	lag := "?"
@@ -390,12 +446,148 @@ func demoProgress(ctx context.Context, j *arrowflow.Job, src *kafkasrc.Source, a
 			lag = strconv.FormatInt(l.Lag.Total(), 10)
 		}
 	}
-	return fmt.Sprintf("  events in %10d | windows out %8d | epochs committed %4d | lag %s",
-		src.Stats().Records, windows, j.EpochsCompleted(), lag)
+	return fmt.Sprintf("  events in %10d | windows out %8d | hot %4d | epochs committed %4d | lag %s",
+		src.Stats().Records, windows, hot, j.EpochsCompleted(), lag)
 }
 
-// demoSummary reads the table back (iceberg-go's scan), checks it holds
-// every bid exactly once, and shows a few rows.
+// demoRow is a row of demo.auction_stats, or with its rank of
+// demo.hot_auctions.
+type demoRow struct {
+	start, end              time.Time
+	auction, bids, maxPrice int64
+	avg                     float64
+	rank                    int64 // demo.hot_auctions only
+}
+
+func (r demoRow) String() string {
+	return fmt.Sprintf("window [%s, %s) rank %d auction %d bids %d max_price %d avg_price %v",
+		r.start.Format(time.DateTime), r.end.Format(time.TimeOnly), r.rank, r.auction, r.bids, r.maxPrice, r.avg)
+}
+
+// demoWindowOrder orders rows by window, then rank (bids, descending),
+// then auction.
+func demoWindowOrder(a, b demoRow) int {
+	if c := a.start.Compare(b.start); c != 0 {
+		return c
+	}
+	if c := a.end.Compare(b.end); c != 0 {
+		return c
+	}
+	if a.bids != b.bids {
+		return cmp.Compare(b.bids, a.bids)
+	}
+	if a.rank != b.rank {
+		return cmp.Compare(a.rank, b.rank)
+	}
+	return cmp.Compare(a.auction, b.auction)
+}
+
+func demoRowsEqual(a, b demoRow) bool {
+	return a.start.Equal(b.start) && a.end.Equal(b.end) && a.auction == b.auction && a.bids == b.bids &&
+		a.maxPrice == b.maxPrice && a.avg == b.avg && a.rank == b.rank
+}
+
+// demoTopAuctions is the hot-auctions query in plain Go, the reference
+// for demo.hot_auctions: per window, the rows whose RANK() by bids,
+// descending, is at most n (ties kept; tied rows share a rank).
+func demoTopAuctions(stats []demoRow, n int64) []demoRow {
+	rows := slices.Clone(stats)
+	slices.SortFunc(rows, demoWindowOrder)
+	var top []demoRow
+	for i := 0; i < len(rows); {
+		j := i + 1 // rows[i:j] are one window's, by bids descending
+		for j < len(rows) && rows[j].start.Equal(rows[i].start) && rows[j].end.Equal(rows[i].end) {
+			j++
+		}
+		var rank int64
+		for k := i; k < j; k++ {
+			if k == i || rows[k].bids != rows[k-1].bids {
+				rank = int64(k-i) + 1 // tied rows share the rank of the first
+			}
+			if rank > n {
+				break
+			}
+			r := rows[k]
+			r.rank = rank
+			top = append(top, r)
+		}
+		i = j
+	}
+	return top
+}
+
+// readDemoTable reads a demo table back with iceberg-go's scan; it
+// returns the rows and the number of snapshots.
+func readDemoTable(ctx context.Context, cat catalog.Catalog, name string) ([]demoRow, int, error) {
+	ident, err := icebergsink.ParseIdentifier(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, 0, fmt.Errorf("demo: load %s: %w", name, err)
+	}
+	snaps := len(tbl.Metadata().Snapshots())
+	if tbl.CurrentSnapshot() == nil {
+		return nil, snaps, nil
+	}
+	at, err := tbl.Scan().ToArrowTable(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("demo: scan %s: %w", name, err)
+	}
+	defer at.Release()
+	var rows []demoRow
+	tr := array.NewTableReader(at, 0)
+	defer tr.Release()
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		var (
+			start, end            *array.Timestamp
+			auction, bids, maxPri *array.Int64
+			avg                   *array.Float64
+			rank                  *array.Int64 // demo.hot_auctions only
+		)
+		err := errors.Join(demoColumn(rec, name, "window_start", &start), demoColumn(rec, name, "window_end", &end),
+			demoColumn(rec, name, "auction", &auction), demoColumn(rec, name, "bids", &bids),
+			demoColumn(rec, name, "max_price", &maxPri), demoColumn(rec, name, "avg_price", &avg))
+		if len(rec.Schema().FieldIndices("rank")) > 0 {
+			err = errors.Join(err, demoColumn(rec, name, "rank", &rank))
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			r := demoRow{
+				start: arrowflow.ValueAt(start, i).(time.Time), end: arrowflow.ValueAt(end, i).(time.Time),
+				auction: auction.Value(i), bids: bids.Value(i), maxPrice: maxPri.Value(i), avg: avg.Value(i),
+			}
+			if rank != nil {
+				r.rank = rank.Value(i)
+			}
+			rows = append(rows, r)
+		}
+	}
+	return rows, snaps, tr.Err()
+}
+
+// demoColumn sets *dst to rec's column name, of table, which must be of
+// dst's Arrow type.
+func demoColumn[T arrow.Array](rec arrow.RecordBatch, table, name string, dst *T) error {
+	idx := rec.Schema().FieldIndices(name)
+	if len(idx) == 0 {
+		return fmt.Errorf("demo: %s has no column %s", table, name)
+	}
+	a, ok := rec.Column(idx[0]).(T)
+	if !ok {
+		return fmt.Errorf("demo: %s: column %s is %s, not the type the demo writes", table, name, rec.Column(idx[0]).DataType())
+	}
+	*dst = a
+	return nil
+}
+
+// demoSummary reads both tables back (iceberg-go's scan), checks that the
+// windows count every bid exactly once and that demo.hot_auctions is the
+// top 3 of demo.auction_stats, and shows a few rows of each.
 func demoSummary(ctx context.Context, out io.Writer, o demoOptions, bids int64) error {
 	wh := filepath.Join(o.dir, "warehouse")
 	cat, err := icebergsink.OpenCatalog(ctx, icebergsink.CatalogOptions{Warehouse: wh})
@@ -403,62 +595,119 @@ func demoSummary(ctx context.Context, out io.Writer, o demoOptions, bids int64) 
 		return err
 	}
 	defer closeCatalogIfCloser(cat)
-	ident, _ := icebergsink.ParseIdentifier(demoStatsTable)
-	tbl, err := cat.LoadTable(ctx, ident)
+	stats, statsSnaps, err := readDemoTable(ctx, cat, demoStatsTable)
 	if err != nil {
 		return err
 	}
-	at, err := tbl.Scan().ToArrowTable(ctx)
+	hot, hotSnaps, err := readDemoTable(ctx, cat, demoHotTable)
 	if err != nil {
 		return err
 	}
-	defer at.Release()
-	type stat struct {
-		auction, bids, maxPrice int64
-		avg                     float64
-		start                   time.Time
-	}
-	var rows []stat
+
 	var total int64
-	tr := array.NewTableReader(at, 0)
-	defer tr.Release()
-	for tr.Next() {
-		rec := tr.RecordBatch()
-		col := func(name string) int { return rec.Schema().FieldIndices(name)[0] }
-		for i := 0; i < int(rec.NumRows()); i++ {
-			s := stat{
-				auction:  rec.Column(col("auction")).(*array.Int64).Value(i),
-				bids:     rec.Column(col("bids")).(*array.Int64).Value(i),
-				maxPrice: rec.Column(col("max_price")).(*array.Int64).Value(i),
-				avg:      rec.Column(col("avg_price")).(*array.Float64).Value(i),
-				start:    arrowflow.ValueAt(rec.Column(col("window_start")), i).(time.Time),
-			}
-			total += s.bids
-			rows = append(rows, s)
-		}
+	for _, s := range stats {
+		total += s.bids
 	}
-	slices.SortFunc(rows, func(a, b stat) int {
+	busiest := slices.Clone(stats)
+	slices.SortFunc(busiest, func(a, b demoRow) int {
 		if a.bids != b.bids {
-			return int(b.bids - a.bids)
+			return cmp.Compare(b.bids, a.bids)
 		}
 		if c := a.start.Compare(b.start); c != 0 {
 			return c
 		}
-		return int(a.auction - b.auction)
+		return cmp.Compare(a.auction, b.auction)
 	})
-	snaps := len(tbl.Metadata().Snapshots())
-	fmt.Fprintf(out, "\ntable %s (warehouse %s): %d windows in %d snapshots\n", demoStatsTable, wh, len(rows), snaps)
+	fmt.Fprintf(out, "\ntable %s (warehouse %s): %d windows in %d snapshots\n", demoStatsTable, wh, len(stats), statsSnaps)
 	fmt.Fprintln(out, "busiest auction windows:")
 	fmt.Fprintf(out, "  %-20s %8s %6s %10s %12s\n", "window_start", "auction", "bids", "max_price", "avg_price")
-	for _, s := range rows[:min(5, len(rows))] {
-		fmt.Fprintf(out, "  %-20s %8d %6d %10d %12.2f\n", s.start.Format("2006-01-02 15:04:05"), s.auction, s.bids, s.maxPrice, s.avg)
+	for _, s := range busiest[:min(5, len(busiest))] {
+		fmt.Fprintf(out, "  %-20s %8d %6d %10d %12.2f\n", s.start.Format(time.DateTime), s.auction, s.bids, s.maxPrice, s.avg)
 	}
+
+	slices.SortFunc(hot, demoWindowOrder)
+	fmt.Fprintf(out, "\ntable %s: %d rows in %d snapshots\n", demoHotTable, len(hot), hotSnaps)
+	demoShowHot(out, hot, 3)
+
 	if total != bids {
 		return fmt.Errorf("demo: check failed: the table counts %d bids, the topic holds %d", total, bids)
 	}
-	fmt.Fprintf(out, "check: the windows count each of the %d bids exactly once\n", bids)
-	fmt.Fprintf(out, "look further: go run ./cmd/weir table snapshots --warehouse %s --table %s\n", wh, demoStatsTable)
+	fmt.Fprintf(out, "\ncheck: the windows count each of the %d bids exactly once\n", bids)
+	want := demoTopAuctions(stats, demoHotN)
+	if err := demoCompareHot(hot, want); err != nil {
+		hint := ""
+		if hotSnaps < statsSnaps {
+			// Both sinks commit every epoch: the hot-auctions table
+			// started later than the job.
+			hint = fmt.Sprintf(" (%s has fewer snapshots than %s: if %s was written by a weir without hot auctions, start over with --fresh)",
+				demoHotTable, demoStatsTable, o.dir)
+		}
+		return fmt.Errorf("demo: check failed: %s is not the top %d of %s: %w%s", demoHotTable, demoHotN, demoStatsTable, err, hint)
+	}
+	fmt.Fprintf(out, "check: %s holds exactly the top %d auctions (ties kept) of each of the %d windows in %s, computed again here\n",
+		demoHotTable, demoHotN, demoWindowCount(stats), demoStatsTable)
+	fmt.Fprintln(out, "look further:")
+	fmt.Fprintf(out, "  go run ./cmd/weir table snapshots --warehouse %s --table %s\n", wh, demoStatsTable)
+	fmt.Fprintf(out, "  go run ./cmd/weir table head --warehouse %s --table %s\n", wh, demoHotTable)
 	return nil
+}
+
+// demoShowHot prints the hot auctions of the last windows of rows
+// (sorted by demoWindowOrder), at most 6 rows a window.
+func demoShowHot(out io.Writer, rows []demoRow, windows int) {
+	first := len(rows)
+	for n := 0; first > 0 && n < windows; n++ {
+		w := rows[first-1].start
+		for first > 0 && rows[first-1].start.Equal(w) {
+			first--
+		}
+	}
+	if first == len(rows) {
+		return
+	}
+	fmt.Fprintf(out, "hot auctions (top %d by bids, ties kept) of the last windows:\n", demoHotN)
+	fmt.Fprintf(out, "  %-20s %-10s %4s %8s %6s %10s\n", "window_start", "window_end", "rank", "auction", "bids", "max_price")
+	shown := 0
+	for i, r := range rows[first:] {
+		if i > 0 && !rows[first+i-1].start.Equal(r.start) {
+			shown = 0
+		}
+		if shown++; shown > 6 {
+			if shown == 7 {
+				fmt.Fprintln(out, "  ... (more tied rows)")
+			}
+			continue
+		}
+		fmt.Fprintf(out, "  %-20s %-10s %4d %8d %6d %10d\n", r.start.Format(time.DateTime), r.end.Format(time.TimeOnly), r.rank, r.auction, r.bids, r.maxPrice)
+	}
+}
+
+// demoCompareHot says how got (demo.hot_auctions) differs from want (the
+// reference), both sorted by demoWindowOrder.
+func demoCompareHot(got, want []demoRow) error {
+	for i := 0; i < max(len(got), len(want)); i++ {
+		if i < len(got) && i < len(want) && demoRowsEqual(got[i], want[i]) {
+			continue
+		}
+		g, w := "no row", "no row"
+		if i < len(got) {
+			g = got[i].String()
+		}
+		if i < len(want) {
+			w = want[i].String()
+		}
+		return fmt.Errorf("%d rows, expected %d; the first difference, row %d: the table has %s, expected %s", len(got), len(want), i+1, g, w)
+	}
+	return nil
+}
+
+// demoWindowCount counts the distinct windows of rows.
+func demoWindowCount(rows []demoRow) int {
+	seen := map[[2]int64]bool{}
+	for _, r := range rows {
+		seen[[2]int64{r.start.UnixNano(), r.end.UnixNano()}] = true
+	}
+	return len(seen)
 }
 
 func closeCatalogIfCloser(c any) {

@@ -352,8 +352,9 @@ func appendConcurrently(wh string, stop <-chan struct{}) ([]string, error) {
 }
 
 // The demo killed with SIGKILL at random moments (its embedded broker
-// with it), then run to completion, ends with exactly the table of an
-// uninterrupted run.
+// with it), then run to completion, ends with exactly the tables of an
+// uninterrupted run: demo.auction_stats and demo.hot_auctions, row for
+// row, each epoch committed once to each.
 func TestDemoCrashIsExactlyOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test: runs child processes")
@@ -361,18 +362,34 @@ func TestDemoCrashIsExactlyOnce(t *testing.T) {
 	args := func(dir string) []string {
 		return []string{"demo", "--dir", dir, "--events", "200000", "--rate", "80000", "--checkpoint-interval", "200ms"}
 	}
+	tables := func(dir string) map[string][]string {
+		wh := filepath.Join(dir, "warehouse")
+		m := map[string][]string{}
+		for _, name := range []string{demoStatsTable, demoHotTable} {
+			m[name] = tableRowsChecked(t, loadTableNamed(t, wh, name), "weir-demo")
+		}
+		return m
+	}
 	ref := filepath.Join(t.TempDir(), "demo")
 	c := startWeir(t, nil, append(args(ref), "--rate", "0")...)
 	if err := c.wait(t); err != nil {
 		t.Fatalf("uninterrupted demo: %v\n%s", err, c.out.String())
 	}
-	want := tableRowsChecked(t, loadTableNamed(t, filepath.Join(ref, "warehouse"), demoStatsTable), "weir-demo")
+	want := tables(ref)
+	for name, rows := range want {
+		if len(rows) == 0 {
+			t.Fatalf("the uninterrupted demo left %s empty", name)
+		}
+	}
 	dir := filepath.Join(t.TempDir(), "demo")
 	rng := rand.New(rand.NewPCG(5, 8))
 	r := killRound(t, rng, args(dir), killRoundOptions{})
 	if r.kills == 0 {
 		t.Fatal("the demo was never killed: nothing tested")
 	}
-	sameRows(t, fmt.Sprintf("demo after %d kills", r.kills), tableRowsChecked(t, loadTableNamed(t, filepath.Join(dir, "warehouse"), demoStatsTable), "weir-demo"), want)
-	t.Logf("%d kills", r.kills)
+	got := tables(dir)
+	for _, name := range []string{demoStatsTable, demoHotTable} {
+		sameRows(t, fmt.Sprintf("demo's %s after %d kills", name, r.kills), got[name], want[name])
+	}
+	t.Logf("%d kills; %d and %d rows", r.kills, len(want[demoStatsTable]), len(want[demoHotTable]))
 }

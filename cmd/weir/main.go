@@ -2,7 +2,7 @@
 //
 // Usage:
 //
-//	weir demo       Nexmark bids through an embedded Kafka into an Iceberg table, exactly once
+//	weir demo       Nexmark bids through an embedded Kafka into Iceberg tables (auction stats, hot auctions), exactly once
 //	weir bench      run the Nexmark queries and report throughput per core
 //	weir job        run a built-in job into a Parquet folder, an Iceberg table or Kafka, exactly once
 //	weir table      inspect and maintain an Iceberg table or a Parquet sink folder
