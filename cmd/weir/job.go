@@ -16,6 +16,7 @@ import (
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/checkpoint"
 	"github.com/weirflow/weir/format"
+	"github.com/weirflow/weir/internal/status"
 	"github.com/weirflow/weir/kernels"
 	icebergsink "github.com/weirflow/weir/sinks/iceberg"
 	kafkasink "github.com/weirflow/weir/sinks/kafka"
@@ -32,6 +33,12 @@ type checkpointFlags struct {
 	interval      time.Duration
 	retain        int
 	fromSavepoint string
+	// http is the address of the job's status server (--http; "": none).
+	http string
+	// lags are the source lag reports the status server shows, by source
+	// name. Not a flag: whoever builds the graph's sources adds them
+	// (the map is shared by copies of the flags).
+	lags map[string]status.LagFunc
 }
 
 func (c *checkpointFlags) register(cmd *cobra.Command) {
@@ -40,13 +47,15 @@ func (c *checkpointFlags) register(cmd *cobra.Command) {
 	f.DurationVar(&c.interval, "checkpoint-interval", 10*time.Second, "how often an epoch closes and its output commits")
 	f.IntVar(&c.retain, "checkpoint-retain", checkpoint.DefaultRetain, "number of completed checkpoints kept (at least 2)")
 	f.StringVar(&c.fromSavepoint, "from-savepoint", "", "start from this savepoint folder (made by `weir savepoint`), also with another parallelism")
+	f.StringVar(&c.http, "http", "", "serve the job's status, plan, Prometheus metrics and a savepoint trigger over HTTP on this address, e.g. 127.0.0.1:8081 (no authentication: keep it on loopback; a port alone means 127.0.0.1; empty: off)")
 }
 
 // runWithCheckpoints plans and runs g with the checkpoint flags: it locks
 // the folder, recovers (re-commits the last recorded epoch, discards
 // uncommitted output of earlier runs, restores state and source
 // positions), serves `weir savepoint` requests, and runs until the job
-// ends, stops with a savepoint, or ctx is cancelled.
+// ends, stops with a savepoint, or ctx is cancelled. With --http it
+// serves the job's status meanwhile (see package internal/status).
 func runWithCheckpoints(ctx context.Context, out io.Writer, g *arrowflow.Graph, c checkpointFlags, base arrowflow.Options) (*arrowflow.Job, error) {
 	return runWithCheckpointsHook(ctx, out, g, c, base, nil)
 }
@@ -55,10 +64,66 @@ func runWithCheckpoints(ctx context.Context, out io.Writer, g *arrowflow.Graph, 
 // nil) with the job once it is planned, before it runs (for progress
 // displays).
 func runWithCheckpointsHook(ctx context.Context, out io.Writer, g *arrowflow.Graph, c checkpointFlags, base arrowflow.Options, planned func(*arrowflow.Job)) (*arrowflow.Job, error) {
+	if c.http == "" {
+		return runCheckpointed(ctx, out, g, c, base, planned, nil)
+	}
+	srv, err := startStatusServer(out, g, c)
+	if err != nil {
+		return nil, err
+	}
+	// Closed after the job ended: an answer to POST /savepoint?stop=true
+	// in flight is written first.
+	defer srv.Close()
+	job, err := runCheckpointed(ctx, out, g, c, base, func(j *arrowflow.Job) {
+		srv.SetJob(j)
+		if planned != nil {
+			planned(j)
+		}
+	}, srv)
+	srv.Done(err)
+	return job, err
+}
+
+// startStatusServer starts the status server of --http and prints its
+// address. Its savepoints are those of `weir savepoint`: the job's next
+// epoch closes as a savepoint, stored under the checkpoint folder.
+func startStatusServer(out io.Writer, g *arrowflow.Graph, c checkpointFlags) (*status.Server, error) {
+	cfg := status.Config{Graph: g, Lag: c.lags}
+	var srv *status.Server
+	if c.dir == "" {
+		cfg.NoSavepointReason = "the job runs without --checkpoint-dir: savepoints need a checkpoint folder; start it with --checkpoint-dir DIR"
+	} else {
+		cfg.Savepoint = func(ctx context.Context, stop bool) (uint64, string, error) {
+			j := srv.Job()
+			if j == nil {
+				return 0, "", errors.New("the job is not planned yet")
+			}
+			sp, err := j.TriggerSavepoint(ctx, stop)
+			if err != nil {
+				return 0, "", err
+			}
+			return sp.Checkpoint.Epoch, sp.Location, nil
+		}
+	}
+	srv = status.New(cfg)
+	addr, err := srv.Start(c.http)
+	if err != nil {
+		return nil, fmt.Errorf("--http %s: %w", c.http, err)
+	}
+	fmt.Fprintf(out, "status: http://%s/\n", addr)
+	return srv, nil
+}
+
+// runCheckpointed is runWithCheckpointsHook's job, reporting checkpoint
+// times to srv when not nil.
+func runCheckpointed(ctx context.Context, out io.Writer, g *arrowflow.Graph, c checkpointFlags, base arrowflow.Options, planned func(*arrowflow.Job), srv *status.Server) (*arrowflow.Job, error) {
 	base.CheckpointInterval = c.interval
 	if c.dir == "" {
 		if c.fromSavepoint != "" {
 			return nil, errors.New("--from-savepoint needs --checkpoint-dir")
+		}
+		if srv != nil {
+			base.Recorder = srv.Recorder(base.Recorder)
 		}
 		job, err := g.Plan(base)
 		if err != nil {
@@ -93,7 +158,11 @@ func runWithCheckpointsHook(ctx context.Context, out io.Writer, g *arrowflow.Gra
 	default:
 		fmt.Fprintf(out, "recovering from the checkpoint of epoch %d in %s; first epoch %d\n", resumed.Restore.Epoch, c.dir, resumed.FirstEpoch)
 	}
-	job, err := g.Plan(resumed.Options(folder, base))
+	opts := resumed.Options(folder, base)
+	if srv != nil {
+		opts.Recorder = srv.Recorder(opts.Recorder)
+	}
+	job, err := g.Plan(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -283,6 +352,9 @@ func kafkaWindowedJob(o jobOptions) (*arrowflow.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.cp.lags != nil {
+		o.cp.lags["kafka-in"] = src.Lag
+	}
 	agg, err := perKeyWindows(src.Schema())
 	if err != nil {
 		return nil, err
@@ -320,6 +392,7 @@ func datagenSchema() *arrow.Schema {
 
 func runJob(cmd *cobra.Command, name string, o jobOptions) error {
 	out := cmd.OutOrStdout()
+	o.cp.lags = map[string]status.LagFunc{} // kafka-windowed adds its source's
 	g, err := builtinJob(name, o)
 	if err != nil {
 		return fmt.Errorf("job %s: %w", name, err)

@@ -98,6 +98,7 @@ type newSplit struct {
 // addSplits starts reading partitions (before the reader runs, or when
 // discovery found them).
 func (rd *reader) addSplits(add []newSplit) {
+	rd.src.noteStarts(add)
 	consume := map[string]map[int32]kgo.Offset{}
 	now := rd.clock.Now()
 	for _, a := range add {

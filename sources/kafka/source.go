@@ -40,8 +40,11 @@ type Source struct {
 	mu   sync.Mutex
 	plan *startPlan // from the last Splits call
 	// clients are the clients of the open readers, which EpochCommitted
-	// borrows rather than connecting anew each epoch.
+	// and Lag borrow rather than connecting anew each time.
 	clients map[*kgo.Client]bool
+	// committed is each partition's position of the last committed epoch,
+	// or where it started before the first (for Lag). Splits resets it.
+	committed map[Partition]position
 }
 
 var (
@@ -202,6 +205,7 @@ func (s *Source) Splits(ctx context.Context) ([]string, error) {
 	}
 	s.mu.Lock()
 	s.plan = plan
+	s.committed = nil // a new run: its readers say where they start
 	s.mu.Unlock()
 	return slices.Clone(plan.ids), nil
 }
@@ -448,8 +452,10 @@ func (s *Source) checkTopic(ctx context.Context, adm *kadm.Client, topic string)
 // Options.GroupID (when set), so that consumer-lag tools see the job's
 // progress. It commits as an admin client, which Kafka accepts only for a
 // group without active members. Nothing depends on these offsets except
-// StartGroupOffsets; errors are returned for the runtime to log.
+// StartGroupOffsets; errors are returned for the runtime to log. The
+// positions are also what Lag counts from.
 func (s *Source) EpochCommitted(ctx context.Context, epoch uint64, positions []arrowflow.SplitState) error {
+	s.noteCommitted(positions)
 	if s.opts.GroupID == "" || len(positions) == 0 {
 		return nil
 	}
