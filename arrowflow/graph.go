@@ -131,6 +131,9 @@ func (n *Node) Inputs() []Input { return n.inputs }
 // Sink is a sink node's Sink (nil for other nodes).
 func (n *Node) Sink() Sink { return n.sink }
 
+// Source returns a source node's Source (nil for other nodes).
+func (n *Node) Source() Source { return n.source }
+
 // Graph is a job under construction: a DAG of sources, operators and sinks.
 // Building records the first mistake and Plan reports it, so a graph can be
 // built without checking an error after every call.

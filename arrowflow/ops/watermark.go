@@ -2,6 +2,8 @@ package ops
 
 import (
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -26,12 +28,14 @@ import (
 // first batch's schema (and again if the schema changes); a compile error
 // or a non-timestamp result fails the job naming the operator.
 func AssignWatermarks(expr kernels.Expr) arrowflow.OperatorFactory {
-	return func() arrowflow.Operator { return &watermarkOp{expr: expr, wm: arrowflow.MinEventTime} }
+	return func() arrowflow.Operator { return &watermarkOp{expr: expr, wm: arrowflow.MinEventTime, col: -1} }
 }
 
 type watermarkOp struct {
 	arrowflow.BaseOperator
 	expr   kernels.Expr
+	col    int   // fast path: the column of `col` or `col - delay`; -1 otherwise
+	delay  int64 // its delay in nanoseconds
 	info   *arrowflow.TaskInfo
 	schema *arrow.Schema
 	prog   *kernels.Program
@@ -57,6 +61,49 @@ func (w *watermarkOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitt
 			return fmt.Errorf("watermark %s: the expression gives %s, want a timestamp", w.expr, prog.Type())
 		}
 		w.schema, w.prog, w.toNs = s, prog, int64(ts.Unit.Multiplier())
+		w.col = fastColumn(w.expr, s, &w.delay)
+	}
+	if w.col >= 0 {
+		// `ts` or `ts - INTERVAL`: the column's maximum, no evaluation.
+		next := w.wm
+		ts := b.Record.Column(w.col).(*array.Timestamp)
+		raw := ts.Values()
+		mx, seen := int64(math.MinInt64), false
+		each := func(i int) {
+			if ts.IsValid(i) && int64(raw[i]) > mx {
+				mx, seen = int64(raw[i]), true
+			}
+		}
+		if b.Sel == nil {
+			if ts.NullN() == 0 {
+				for _, v := range raw {
+					if int64(v) > mx {
+						mx, seen = int64(v), true
+					}
+				}
+			} else {
+				for i := range raw {
+					each(i)
+				}
+			}
+		} else {
+			for _, i := range b.Sel {
+				each(int(i))
+			}
+		}
+		if seen {
+			if e := arrowflow.EventTime(mx*w.toNs - w.delay); e > next {
+				next = e
+			}
+		}
+		if err := out.Emit(b); err != nil {
+			return err
+		}
+		if next > w.wm {
+			w.wm = next
+			return out.EmitWatermark(next)
+		}
+		return nil
 	}
 	vals, err := w.prog.Eval(w.info.Allocator, b.Record, b.Sel)
 	if err != nil {
@@ -99,4 +146,34 @@ func (w *watermarkOp) ProcessWatermark(wm arrowflow.EventTime, out arrowflow.Emi
 		return out.EmitWatermark(wm)
 	}
 	return nil
+}
+
+// fastColumn recognises `col` and `col - <duration literal>` over a
+// timestamp column of s: it returns the column's index and sets delay,
+// or returns -1.
+func fastColumn(e kernels.Expr, s *arrow.Schema, delay *int64) int {
+	*delay = 0
+	if c, ok := e.(*kernels.CallExpr); ok && c.Func == "sub" && len(c.Args) == 2 {
+		lit, ok := c.Args[1].(*kernels.LiteralExpr)
+		if !ok {
+			return -1
+		}
+		d, ok := lit.Value.(time.Duration)
+		if !ok || d < 0 {
+			return -1
+		}
+		*delay, e = int64(d), c.Args[0]
+	}
+	col, ok := e.(*kernels.ColumnExpr)
+	if !ok {
+		return -1
+	}
+	idx := s.FieldIndices(col.Name)
+	if len(idx) != 1 {
+		return -1
+	}
+	if _, ok := s.Field(idx[0]).Type.(*arrow.TimestampType); !ok {
+		return -1
+	}
+	return idx[0]
 }

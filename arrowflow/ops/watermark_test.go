@@ -45,9 +45,17 @@ func wmBatch(mem memory.Allocator, ts []*int64, sel []int32) arrowflow.Batch {
 // of input. Checked against a row-at-a-time reference over random
 // batches.
 func TestAssignWatermarksMatchesRunningMax(t *testing.T) {
-	mem := newMem(t)
 	delay := 5 * time.Second
-	expr := kernels.Sub(kernels.Col("ts"), kernels.Lit(delay))
+	for _, expr := range []kernels.Expr{
+		kernels.Sub(kernels.Col("ts"), kernels.Lit(delay)),                                                        // the fast path
+		kernels.Sub(kernels.Sub(kernels.Col("ts"), kernels.Lit(2*time.Second)), kernels.Lit(delay-2*time.Second)), // evaluated
+	} {
+		t.Run(expr.String(), func(t *testing.T) { testAssignWatermarks(t, expr, delay) })
+	}
+}
+
+func testAssignWatermarks(t *testing.T, expr kernels.Expr, delay time.Duration) {
+	mem := newMem(t)
 	op := openOp(t, ops.AssignWatermarks(expr), taskInfo(mem))
 	out := newEmitter(t)
 	rng := rand.New(rand.NewPCG(1, 2))
