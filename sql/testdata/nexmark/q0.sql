@@ -1,0 +1,15 @@
+-- Nexmark q0, pass through: every bid, unchanged. Measures the cost of
+-- reading and writing alone.
+CREATE TABLE nexmark_q0 (
+    auction BIGINT,
+    bidder BIGINT,
+    price BIGINT,
+    dateTime TIMESTAMP(3),
+    extra VARCHAR
+) WITH (
+    'connector' = 'blackhole'
+);
+
+INSERT INTO nexmark_q0
+SELECT auction, bidder, price, dateTime, extra
+FROM bid;

@@ -1,0 +1,31 @@
+-- Nexmark q14, calculation: expressions over the bids, and a user-defined
+-- function. The suite registers count_char with CREATE FUNCTION from a
+-- jar; weir has it as a Go function instead, so that statement is left
+-- out.
+CREATE TABLE nexmark_q14 (
+    auction BIGINT,
+    bidder BIGINT,
+    price DECIMAL(23, 3),
+    bidTimeType VARCHAR,
+    dateTime TIMESTAMP(3),
+    extra VARCHAR,
+    c_counts BIGINT
+) WITH (
+    'connector' = 'blackhole'
+);
+
+INSERT INTO nexmark_q14
+SELECT
+    auction,
+    bidder,
+    0.908 * price AS price,
+    CASE
+        WHEN HOUR(dateTime) >= 8 AND HOUR(dateTime) <= 18 THEN 'dayTime'
+        WHEN HOUR(dateTime) <= 6 OR HOUR(dateTime) >= 20 THEN 'nightTime'
+        ELSE 'otherTime'
+    END AS bidTimeType,
+    dateTime,
+    extra,
+    count_char(extra, 'c') AS c_counts
+FROM bid
+WHERE 0.908 * price > 1000000 AND 0.908 * price < 50000000;
