@@ -23,12 +23,14 @@ import (
 	"github.com/weirflow/weir/bench/queries"
 	"github.com/weirflow/weir/sinks/blackhole"
 	"github.com/weirflow/weir/sources/nexmark"
+	"github.com/weirflow/weir/sql"
 )
 
 // benchResult is one query's run, as `weir bench nexmark --json` prints
 // it.
 type benchResult struct {
 	Query          string  `json:"query"`
+	API            string  `json:"api"` // "go" (bench/queries) or "sql" (bench/queries/sql through the SQL planner)
 	Events         int64   `json:"events"`
 	Parallelism    int     `json:"parallelism"`
 	WallS          float64 `json:"wall_s"`
@@ -68,6 +70,7 @@ type benchOptions struct {
 	report      string
 	vs          string
 	duckdb      string
+	api         string // go, sql or both
 }
 
 func newBenchCommand() *cobra.Command {
@@ -96,6 +99,7 @@ seconds) and peak RSS, next to Flink's published per-core figure.`,
 	f.DurationVar(&o.interval, "checkpoint-interval", 10*time.Second, "how often an epoch closes, its checkpoint is written and its output commits")
 	f.BoolVar(&o.jsonOut, "json", false, "print one JSON object per query")
 	f.StringVar(&o.report, "report", "", "also write a markdown table and a PNG chart of the results into this folder")
+	f.StringVar(&o.api, "api", "go", "which version of the queries: go (built with the Go API), sql (Flink SQL through weir's planner) or both (each query twice, with the SQL/Go per-core ratio)")
 	f.StringVar(&o.vs, "vs", "", "also run the batch SQL equivalent of q5 and q7 in DuckDB on the same events (duckdb)")
 	f.StringVar(&o.duckdb, "duckdb", "", "the weir-duckdb runner for --vs duckdb (default: on the PATH, or built from bench/duckdb)")
 	run := &cobra.Command{
@@ -118,6 +122,7 @@ seconds) and peak RSS, next to Flink's published per-core figure.`,
 	rf.Int64Var(&o.events, "events", 10_000_000, "events")
 	rf.IntVar(&o.parallelism, "parallelism", runtime.NumCPU(), "parallelism")
 	rf.DurationVar(&o.interval, "checkpoint-interval", 10*time.Second, "checkpoint interval")
+	rf.StringVar(&o.api, "api", "go", "go or sql")
 	cmd.AddCommand(nx, run)
 	return cmd
 }
@@ -134,6 +139,17 @@ func runBenchNexmark(cmd *cobra.Command, o benchOptions) error {
 	}
 	if o.events <= 0 || o.parallelism < 1 {
 		return errors.New("bench nexmark: --events and --parallelism must be positive")
+	}
+	apis := map[string][]string{"go": {"go"}, "sql": {"sql"}, "both": {"go", "sql"}}[o.api]
+	if apis == nil {
+		return fmt.Errorf("bench nexmark: --api %q: want go, sql or both", o.api)
+	}
+	if o.api != "go" {
+		for _, n := range names {
+			if _, ok := queries.SQL(n, 1, 1, 0); !ok {
+				return fmt.Errorf("bench nexmark: %s has no SQL version yet (--api %s)", n, o.api)
+			}
+		}
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -153,10 +169,18 @@ func runBenchNexmark(cmd *cobra.Command, o benchOptions) error {
 	}
 	var results []benchResult
 	if !o.jsonOut {
-		fmt.Fprintf(out, "%-5s %12s %8s %8s %12s %16s %10s %14s\n", "query", "events", "wall s", "cpu s", "events/s", "events/s/core", "peak RSS", "Flink/core")
+		fmt.Fprintf(out, "%-8s %12s %8s %8s %12s %16s %10s %14s\n", "query", "events", "wall s", "cpu s", "events/s", "events/s/core", "peak RSS", "Flink/core")
 	}
+	type run struct{ name, api string }
+	var runs []run
 	for _, name := range names {
-		child := exec.CommandContext(cmd.Context(), exe, "bench", "nexmark-run", "--query", name,
+		for _, api := range apis {
+			runs = append(runs, run{name, api})
+		}
+	}
+	for _, rn := range runs {
+		name := rn.name
+		child := exec.CommandContext(cmd.Context(), exe, "bench", "nexmark-run", "--query", name, "--api", rn.api,
 			"--events", fmt.Sprint(o.events), "--parallelism", fmt.Sprint(o.parallelism), "--checkpoint-interval", o.interval.String())
 		child.Env = append(os.Environ(), "WEIR_RUN_MAIN=1") // test binaries run main in the child
 		var stdout, stderr bytes.Buffer
@@ -171,7 +195,7 @@ func runBenchNexmark(cmd *cobra.Command, o benchOptions) error {
 		if ru, ok := child.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			r.PeakRSSBytes = ru.Maxrss * 1024 // kilobytes on Linux
 		}
-		if duck != nil {
+		if duck != nil && rn.api == "go" {
 			if err := duck.run(cmd.Context(), name, o.parallelism, &r); err != nil {
 				return err
 			}
@@ -183,7 +207,11 @@ func runBenchNexmark(cmd *cobra.Command, o benchOptions) error {
 			}
 			continue
 		}
-		fmt.Fprintf(out, "%-5s %12d %8.2f %8.2f %12.0f %16.0f %9.0fM %14s\n", r.Query, r.Events, r.WallS, r.CPUS,
+		label := r.Query
+		if o.api == "both" {
+			label += "/" + r.API
+		}
+		fmt.Fprintf(out, "%-8s %12d %8.2f %8.2f %12.0f %16.0f %9.0fM %14s\n", label, r.Events, r.WallS, r.CPUS,
 			r.EventsPerS, r.EventsPerCoreS, float64(r.PeakRSSBytes)/(1<<20), flinkFigure(r.Query))
 		if r.DuckDBS > 0 {
 			fmt.Fprintf(out, "      DuckDB %s, %d threads, same events' bids in memory: %.2f s, %.2f CPU s, %.0f events/s/core; weir/DuckDB time ratio %.2f (%s)\n",
@@ -223,8 +251,19 @@ func runNexmarkQuery(ctx context.Context, name string, o benchOptions) (benchRes
 		return benchResult{}, err
 	}
 	sink := blackhole.New()
-	g, err := queries.Build(name, queries.Config{Source: src, Parallelism: o.parallelism, Sink: sink})
-	if err != nil {
+	var g *arrowflow.Graph
+	if o.api == "sql" {
+		script, ok := queries.SQL(name, o.events, 4*o.parallelism, 0)
+		if !ok {
+			return benchResult{}, fmt.Errorf("%s has no SQL version", name)
+		}
+		job, err := sql.Compile(ctx, script, sql.Options{Parallelism: o.parallelism, ForceParallelism: true, JobName: "nexmark-" + name,
+			Sinks: map[string]arrowflow.Sink{queries.SQLSink(name): sink}})
+		if err != nil {
+			return benchResult{}, err
+		}
+		g = job.Graph
+	} else if g, err = queries.Build(name, queries.Config{Source: src, Parallelism: o.parallelism, Sink: sink}); err != nil {
 		return benchResult{}, err
 	}
 	dir, err := os.MkdirTemp("", "weir-bench-")
@@ -241,7 +280,11 @@ func runNexmarkQuery(ctx context.Context, name string, o benchOptions) (benchRes
 	}
 	wall := time.Since(start).Seconds()
 	cpu := processCPU() - cpu0
-	r := benchResult{Query: name, Events: o.events, Parallelism: o.parallelism, WallS: wall, CPUS: cpu,
+	api := o.api
+	if api == "" {
+		api = "go"
+	}
+	r := benchResult{Query: name, API: api, Events: o.events, Parallelism: o.parallelism, WallS: wall, CPUS: cpu,
 		EventsPerS: float64(o.events) / wall, Epochs: job.EpochsCompleted(), OutputRows: sink.Rows()}
 	if cpu > 0 {
 		r.EventsPerCoreS = float64(o.events) / cpu

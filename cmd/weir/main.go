@@ -3,6 +3,7 @@
 // Usage:
 //
 //	weir demo       Nexmark bids through an embedded Kafka into Iceberg tables (auction stats, hot auctions), exactly once
+//	weir run        run a streaming SQL job (Flink SQL dialect), exactly once
 //	weir bench      run the Nexmark queries and report throughput per core
 //	weir job        run a built-in job into a Parquet folder, an Iceberg table or Kafka, exactly once
 //	weir table      inspect and maintain an Iceberg table or a Parquet sink folder
@@ -44,6 +45,6 @@ every epoch closes with an aligned checkpoint.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDemoCommand(), newBenchCommand(), newJobCommand(), newKafkaCommand(), newGenCommand(), newSavepointCommand(), newTableCommand(), newVersionCommand())
+	root.AddCommand(newDemoCommand(), newRunCommand(), newBenchCommand(), newJobCommand(), newKafkaCommand(), newGenCommand(), newSavepointCommand(), newTableCommand(), newVersionCommand())
 	return root
 }

@@ -1,0 +1,37 @@
+package queries
+
+import (
+	"embed"
+	"fmt"
+	"strings"
+)
+
+// sqlFiles are the queries written in Flink SQL: nexmark_ddl.sql declares
+// the events as Flink's nexmark suite does (a nexmark connector table
+// with nested person, auction and bid ROWs, a computed event-time column
+// and a 4 s watermark, and views person, auction, bid), and qN.sql holds
+// query qN as an INSERT INTO nexmark_qN, a blackhole table.
+//
+//go:embed sql/*.sql
+var sqlFiles embed.FS
+
+// SQL returns query name written in Flink SQL, as one script for
+// `weir run` or sql.Compile: the DDL for events events in splits splits
+// of the generator's seed (0 is the reference sequence) followed by the
+// query. Its sink table
+// is SQLSink(name). ok is false for queries without a SQL version.
+func SQL(name string, events int64, splits int, seed uint64) (script string, ok bool) {
+	body, err := sqlFiles.ReadFile("sql/" + name + ".sql")
+	if err != nil {
+		return "", false
+	}
+	ddl, err := sqlFiles.ReadFile("sql/nexmark_ddl.sql")
+	if err != nil {
+		return "", false
+	}
+	s := strings.NewReplacer("'EVENTS'", fmt.Sprintf("'%d'", events), "'SPLITS'", fmt.Sprintf("'%d'", splits), "'SEED'", fmt.Sprintf("'%d'", seed)).Replace(string(ddl))
+	return s + "\n" + string(body), true
+}
+
+// SQLSink is the name of query name's sink table in its SQL version.
+func SQLSink(name string) string { return "nexmark_" + name }

@@ -1,0 +1,622 @@
+package sql
+
+import (
+	"context"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/format"
+	"github.com/weirflow/weir/sinks/blackhole"
+	icebergsink "github.com/weirflow/weir/sinks/iceberg"
+	kafkasink "github.com/weirflow/weir/sinks/kafka"
+	parquetsink "github.com/weirflow/weir/sinks/parquet"
+	printsink "github.com/weirflow/weir/sinks/print"
+	"github.com/weirflow/weir/sources/datagen"
+	kafkasrc "github.com/weirflow/weir/sources/kafka"
+	"github.com/weirflow/weir/sources/nexmark"
+)
+
+// sourceConnectors and sinkConnectors name the connectors a table can
+// read from and write to.
+var (
+	sourceConnectors = []string{"datagen", "kafka", "nexmark"}
+	sinkConnectors   = []string{"blackhole", "filesystem", "iceberg", "kafka", "print"}
+)
+
+// metaColumn is a METADATA column of a table.
+type metaColumn struct {
+	name, key string
+	typ       arrow.DataType
+}
+
+// scanSpec is what a source connector is opened with.
+type scanSpec struct {
+	table    string
+	opts     *tableOptions
+	physical []arrow.Field // the declared physical columns
+	metadata []metaColumn
+	// eventTime and delay: the WATERMARK is `eventTime - delay` on a
+	// physical column, which a connector that tracks watermarks per
+	// split (Kafka: per partition) may generate itself.
+	eventTime string
+	delay     time.Duration
+}
+
+// scanSource is an opened source.
+type scanSource struct {
+	src arrowflow.Source
+	// watermarked: the source generates the declared watermark itself;
+	// otherwise the plan adds a watermark operator.
+	watermarked bool
+}
+
+// openSource opens the source of a table with connector.
+func openSource(ctx context.Context, connector string, s scanSpec) (scanSource, error) {
+	var (
+		res scanSource
+		err error
+	)
+	switch connector {
+	case "nexmark":
+		res, err = nexmarkSource(s)
+	case "datagen":
+		res, err = datagenSource(s)
+	case "kafka":
+		res, err = kafkaSource(ctx, s)
+	default:
+		if contains(sinkConnectors, connector) {
+			return scanSource{}, hinted(semErrorf(s.opts.posOf("connector"), "table %s: the %s connector can only be written to (INSERT INTO), not read", s.table, connector),
+				"sources: "+strings.Join(sourceConnectors, ", "))
+		}
+		return scanSource{}, hinted(s.opts.errorf("connector", "unknown connector %q", connector),
+			"sources: "+strings.Join(sourceConnectors, ", ")+"; sinks: "+strings.Join(sinkConnectors, ", "))
+	}
+	if err != nil {
+		return scanSource{}, err
+	}
+	if len(s.metadata) > 0 && connector != "kafka" {
+		return scanSource{}, semErrorf(s.opts.pos, "table %s: the %s connector has no METADATA columns", s.table, connector)
+	}
+	if err := s.opts.checkUnknown(connector); err != nil {
+		return scanSource{}, err
+	}
+	// The declared columns must exist in what the source produces.
+	got := res.src.Schema()
+	for _, f := range s.physical {
+		idx := got.FieldIndices(f.Name)
+		if len(idx) != 1 {
+			return scanSource{}, semErrorf(s.opts.pos, "table %s: column %s: the %s connector has no such column (it has %s)", s.table, f.Name, connector, fieldNames(got))
+		}
+		if err := compatible(f.Type, got.Field(idx[0]).Type); err != nil {
+			return scanSource{}, semErrorf(s.opts.pos, "table %s: column %s: %v", s.table, f.Name, err)
+		}
+	}
+	return res, nil
+}
+
+func fieldNames(s *arrow.Schema) string {
+	names := make([]string, s.NumFields())
+	for i, f := range s.Fields() {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// nexmarkSource reads Flink nexmark's options: 'events.num',
+// 'first-event.rate' and 'next-event.rate' (the event-time rate; both
+// equal), the standard proportions only, 'rate.limited' (pace at the
+// event rate), and weir's 'seed', 'splits', 'batch-size'.
+func nexmarkSource(s scanSpec) (scanSource, error) {
+	o := s.opts
+	cfg := nexmark.Config{}
+	var err error
+	if cfg.Events, err = o.integer("events.num", 0); err != nil {
+		return scanSource{}, err
+	}
+	first, err := o.integer("first-event.rate", 10_000)
+	if err != nil {
+		return scanSource{}, err
+	}
+	next, err := o.integer("next-event.rate", first)
+	if err != nil {
+		return scanSource{}, err
+	}
+	if next != first {
+		return scanSource{}, o.errorf("next-event.rate", "%d differs from 'first-event.rate' %d; weir's generator has one rate", next, first)
+	}
+	cfg.EventsPerSecond = first
+	for key, want := range map[string]int64{"person.proportion": 1, "auction.proportion": 3, "bid.proportion": 46} {
+		v, err := o.integer(key, want)
+		if err != nil {
+			return scanSource{}, err
+		}
+		if v != want {
+			return scanSource{}, o.errorf(key, "%d: weir's generator has the standard proportions only (person 1, auction 3, bid 46)", v)
+		}
+	}
+	limited, err := o.boolean("rate.limited", false)
+	if err != nil {
+		return scanSource{}, err
+	}
+	if limited {
+		cfg.RateLimit = float64(first)
+	}
+	seed, err := o.integer("seed", 0)
+	if err != nil {
+		return scanSource{}, err
+	}
+	cfg.Seed = uint64(seed)
+	splits, err := o.integer("splits", 0)
+	if err != nil {
+		return scanSource{}, err
+	}
+	cfg.Splits = int(splits)
+	bs, err := o.integer("batch-size", 0)
+	if err != nil {
+		return scanSource{}, err
+	}
+	cfg.BatchSize = int(bs)
+	src, err := nexmark.New(cfg)
+	if err != nil {
+		return scanSource{}, semErrorf(o.pos, "table %s: %v", s.table, err)
+	}
+	return scanSource{src: src}, nil
+}
+
+// datagenSource reads Flink datagen's options: 'number-of-rows',
+// 'rows-per-second' (pacing; 0 or unset: as fast as possible, where
+// Flink defaults to 10000), and per field 'fields.NAME.kind' (random,
+// sequence), '.min', '.max', '.start', '.end' (sequence), '.length',
+// '.null-rate'; weir's 'seed' and 'splits'. A timestamp column the
+// WATERMARK is on advances with the rows: 'fields.NAME.start' (a
+// timestamp, default 2026-01-01 00:00:00), 'fields.NAME.interval'
+// between rows (default 1 ms) and 'fields.NAME.max-out-of-orderness'.
+func datagenSource(s scanSpec) (scanSource, error) {
+	o := s.opts
+	cfg := datagen.Config{}
+	var err error
+	if cfg.Rows, err = o.integer("number-of-rows", 0); err != nil {
+		return scanSource{}, err
+	}
+	if cfg.RowsPerSecond, err = o.float("rows-per-second", 0); err != nil {
+		return scanSource{}, err
+	}
+	seed, err := o.integer("seed", 0)
+	if err != nil {
+		return scanSource{}, err
+	}
+	cfg.Seed = uint64(seed)
+	splits, err := o.integer("splits", 0)
+	if err != nil {
+		return scanSource{}, err
+	}
+	cfg.Splits = int(splits)
+	for _, f := range s.physical {
+		p := "fields." + f.Name + "."
+		if f.Name == s.eventTime {
+			cfg.EventTime.Column = f.Name
+			if v, ok := o.get(p + "start"); ok {
+				t, err := time.Parse("2006-01-02 15:04:05.999999999", v)
+				if err != nil {
+					return scanSource{}, o.errorf(p+"start", "%q is not a timestamp 'YYYY-MM-DD hh:mm:ss[.fff]'", v)
+				}
+				cfg.EventTime.Start = t
+			}
+			if cfg.EventTime.Interval, err = o.duration(p+"interval", time.Millisecond); err != nil {
+				return scanSource{}, err
+			}
+			if cfg.EventTime.MaxOutOfOrderness, err = o.duration(p+"max-out-of-orderness", 0); err != nil {
+				return scanSource{}, err
+			}
+			cfg.Fields = append(cfg.Fields, datagen.Field{Name: f.Name, Type: f.Type})
+			continue
+		}
+		df := datagen.Field{Name: f.Name, Type: f.Type}
+		kind, err := o.oneOf(p+"kind", "random", "random", "sequence")
+		if err != nil {
+			return scanSource{}, err
+		}
+		if kind == "sequence" {
+			df.Kind = datagen.Sequence
+			if df.Min, err = o.float(p+"start", 0); err != nil {
+				return scanSource{}, err
+			}
+			end, err := o.float(p+"end", -1)
+			if err != nil {
+				return scanSource{}, err
+			}
+			if end >= df.Min && cfg.Rows == 0 {
+				cfg.Rows = int64(end-df.Min) + 1 // Flink: a sequence ends the source
+			}
+		} else {
+			if df.Min, err = o.float(p+"min", 0); err != nil {
+				return scanSource{}, err
+			}
+			if df.Max, err = o.float(p+"max", 0); err != nil {
+				return scanSource{}, err
+			}
+		}
+		l, err := o.integer(p+"length", 0)
+		if err != nil {
+			return scanSource{}, err
+		}
+		df.Length = int(l)
+		if df.NullRate, err = o.float(p+"null-rate", 0); err != nil {
+			return scanSource{}, err
+		}
+		cfg.Fields = append(cfg.Fields, df)
+	}
+	src, err := datagen.New(cfg)
+	if err != nil {
+		return scanSource{}, semErrorf(o.pos, "table %s: %v", s.table, err)
+	}
+	return scanSource{src: src, watermarked: s.eventTime != "" && s.delay >= cfg.EventTime.MaxOutOfOrderness}, nil
+}
+
+// kafkaSource reads Flink Kafka's options (see docs/kafka.md for the
+// table of names).
+func kafkaSource(ctx context.Context, s scanSpec) (scanSource, error) {
+	o := s.opts
+	ko := kafkasrc.Options{}
+	servers, err := o.required("properties.bootstrap.servers")
+	if err != nil {
+		return scanSource{}, err
+	}
+	ko.Brokers = splitList(servers, ",")
+	topic, err := o.required("topic")
+	if err != nil {
+		return scanSource{}, err
+	}
+	ko.Topics = splitList(topic, ";")
+	ko.GroupID = o.str("properties.group.id", "")
+	mode, err := o.oneOf("scan.startup.mode", string(kafkasrc.StartEarliest), string(kafkasrc.StartEarliest), string(kafkasrc.StartLatest),
+		string(kafkasrc.StartGroupOffsets), string(kafkasrc.StartTimestamp), string(kafkasrc.StartSpecificOffsets))
+	if err != nil {
+		return scanSource{}, err
+	}
+	ko.StartupMode = kafkasrc.StartupMode(mode)
+	if ms, err := o.integer("scan.startup.timestamp-millis", 0); err != nil {
+		return scanSource{}, err
+	} else if ms != 0 {
+		ko.StartupTimestamp = time.UnixMilli(ms)
+	}
+	if v, ok := o.get("scan.startup.specific-offsets"); ok {
+		if len(ko.Topics) != 1 {
+			return scanSource{}, o.errorf("scan.startup.specific-offsets", "needs exactly one topic")
+		}
+		if ko.SpecificOffsets, err = kafkasrc.ParseSpecificOffsets(ko.Topics[0], v); err != nil {
+			return scanSource{}, o.errorf("scan.startup.specific-offsets", "%v", err)
+		}
+	}
+	bmode, err := o.oneOf("scan.bounded.mode", string(kafkasrc.Unbounded), string(kafkasrc.Unbounded), string(kafkasrc.BoundedLatest),
+		string(kafkasrc.BoundedByTimestamp), string(kafkasrc.BoundedSpecificOffsets))
+	if err != nil {
+		return scanSource{}, err
+	}
+	ko.BoundedMode = kafkasrc.BoundedMode(bmode)
+	if ms, err := o.integer("scan.bounded.timestamp-millis", 0); err != nil {
+		return scanSource{}, err
+	} else if ms != 0 {
+		ko.BoundedTimestamp = time.UnixMilli(ms)
+	}
+	if v, ok := o.get("scan.bounded.specific-offsets"); ok {
+		if len(ko.Topics) != 1 {
+			return scanSource{}, o.errorf("scan.bounded.specific-offsets", "needs exactly one topic")
+		}
+		if ko.BoundedOffsets, err = kafkasrc.ParseSpecificOffsets(ko.Topics[0], v); err != nil {
+			return scanSource{}, o.errorf("scan.bounded.specific-offsets", "%v", err)
+		}
+	}
+	if ko.IdleTimeout, err = o.duration("scan.watermark.idle-timeout", 0); err != nil {
+		return scanSource{}, err
+	}
+	if ko.PartitionDiscoveryInterval, err = o.duration("scan.topic-partition-discovery.interval", 0); err != nil {
+		return scanSource{}, err
+	}
+	if _, ok := o.m["scan.topic-partition-discovery.interval"]; ok && ko.PartitionDiscoveryInterval == 0 {
+		ko.PartitionDiscoveryInterval = kafkasrc.NoPartitionDiscovery // Flink's "0" disables discovery
+	}
+	iso, err := o.oneOf("properties.isolation.level", string(kafkasrc.ReadCommitted), string(kafkasrc.ReadCommitted), string(kafkasrc.ReadUncommitted))
+	if err != nil {
+		return scanSource{}, err
+	}
+	ko.Isolation = kafkasrc.Isolation(iso)
+	if _, ok := o.m["key.format"]; ok {
+		return scanSource{}, hinted(o.errorf("key.format", "the Kafka source does not decode keys"),
+			"declare the raw key as a column: `k BYTES METADATA FROM 'key'`")
+	}
+	fmtName, fmtOpts, err := formatOptions(o)
+	if err != nil {
+		return scanSource{}, err
+	}
+	policy, err := o.oneOf("weir.on-error", "fail", "fail", "skip", "dlq")
+	if err != nil {
+		return scanSource{}, err
+	}
+	if ignore, err := o.boolean(fmtName+".ignore-parse-errors", false); err != nil {
+		return scanSource{}, err
+	} else if ignore {
+		policy = "skip"
+	}
+	ko.OnError = kafkasrc.ErrorPolicy(policy)
+	ko.DeadLetterTopic = o.str("weir.dead-letter-topic", "")
+	ko.Decoder, err = format.NewDecoder(ctx, format.Config{Name: fmtName, Schema: arrow.NewSchema(s.physical, nil), Options: fmtOpts})
+	if err != nil {
+		return scanSource{}, o.errorf("format", "%v", err)
+	}
+	for _, m := range s.metadata {
+		ko.Metadata = append(ko.Metadata, kafkasrc.MetadataColumn{Key: m.key, Name: m.name})
+	}
+	if s.eventTime != "" {
+		ko.EventTime, ko.MaxOutOfOrderness = s.eventTime, s.delay
+	}
+	src, err := kafkasrc.NewSource(ko)
+	if err != nil {
+		return scanSource{}, semErrorf(o.pos, "table %s: %v", s.table, err)
+	}
+	got := src.Schema()
+	for _, m := range s.metadata {
+		idx := got.FieldIndices(m.name)
+		if len(idx) == 1 {
+			if err := compatible(m.typ, got.Field(idx[0]).Type); err != nil {
+				return scanSource{}, semErrorf(o.pos, "table %s: metadata column %s (FROM '%s'): %v", s.table, m.name, m.key, err)
+			}
+		}
+	}
+	return scanSource{src: src, watermarked: s.eventTime != ""}, nil
+}
+
+// formatOptions reads 'format' (or 'value.format') and returns the
+// format's name and its options (those prefixed by the name, or by
+// value.NAME).
+func formatOptions(o *tableOptions) (string, map[string]string, error) {
+	name := o.str("format", "")
+	if v := o.str("value.format", ""); v != "" {
+		if name != "" && name != v {
+			return "", nil, o.errorf("value.format", "%q differs from 'format' %q", v, name)
+		}
+		name = v
+	}
+	if name == "" {
+		return "", nil, semErrorf(o.pos, "table %s: option 'format' is required", o.table)
+	}
+	opts := o.withPrefix(name+".", false)
+	for k, v := range o.withPrefix("value."+name+".", true) {
+		opts[name+"."+k] = v
+	}
+	// The bad-record policy belongs to the connector (a source reads it;
+	// a sink, which Flink lets share the table's options, ignores it).
+	delete(opts, name+".ignore-parse-errors")
+	return name, opts, nil
+}
+
+func splitList(s, sep string) []string {
+	var out []string
+	for _, p := range strings.Split(s, sep) {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// sinkSpec is what a sink connector is opened with.
+type sinkSpec struct {
+	table       string
+	opts        *tableOptions
+	schema      *arrow.Schema // the rows written: the table's physical columns
+	primaryKey  []string
+	partitionBy []string
+	job         string
+}
+
+// openSink opens the sink of a table with connector.
+func openSink(ctx context.Context, connector string, s sinkSpec) (arrowflow.Sink, error) {
+	var (
+		sink arrowflow.Sink
+		err  error
+	)
+	o := s.opts
+	switch connector {
+	case "blackhole":
+		sink = blackhole.New()
+	case "print":
+		po := printsink.Options{Prefix: o.str("print-identifier", "")}
+		if stderr, err := o.boolean("standard-error", false); err != nil {
+			return nil, err
+		} else if stderr {
+			po.Writer = os.Stderr
+		}
+		sink = printsink.New(po)
+	case "filesystem":
+		sink, err = filesystemSink(s)
+	case "iceberg":
+		sink, err = icebergSink(ctx, s)
+	case "kafka":
+		sink, err = kafkaSink(ctx, s)
+	default:
+		if contains(sourceConnectors, connector) {
+			return nil, hinted(o.errorf("connector", "table %s: the %s connector can only be read, not written", s.table, connector),
+				"sinks: "+strings.Join(sinkConnectors, ", "))
+		}
+		return nil, hinted(o.errorf("connector", "unknown connector %q", connector),
+			"sources: "+strings.Join(sourceConnectors, ", ")+"; sinks: "+strings.Join(sinkConnectors, ", "))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(s.partitionBy) > 0 && connector != "filesystem" && connector != "iceberg" {
+		return nil, semErrorf(o.pos, "table %s: the %s connector has no PARTITIONED BY", s.table, connector)
+	}
+	if err := o.checkUnknown(connector); err != nil {
+		return nil, err
+	}
+	return sink, nil
+}
+
+// filesystemSink writes Parquet files ('format' = 'parquet') under
+// 'path', with 'sink.rolling-policy.file-size', 'parquet.compression' and
+// 'parquet.block.size' (rows per row group, weir's reading).
+func filesystemSink(s sinkSpec) (arrowflow.Sink, error) {
+	o := s.opts
+	path, err := o.required("path")
+	if err != nil {
+		return nil, err
+	}
+	if f := o.str("format", ""); f != "parquet" {
+		return nil, hinted(o.errorf("format", "%q: the filesystem sink writes parquet", f), "set 'format' = 'parquet'")
+	}
+	po := parquetsink.Options{Path: strings.TrimPrefix(path, "file://"), PartitionBy: s.partitionBy}
+	if po.TargetFileSize, err = o.size("sink.rolling-policy.file-size", 0); err != nil {
+		return nil, err
+	}
+	po.Compression = strings.ToLower(o.str("parquet.compression", ""))
+	if po.Compression == "uncompressed" {
+		po.Compression = "none"
+	}
+	if po.RowGroupSize, err = o.integer("parquet.block.size", 0); err != nil {
+		return nil, err
+	}
+	sink, err := parquetsink.New(po)
+	if err != nil {
+		return nil, semErrorf(o.pos, "table %s: %v", s.table, err)
+	}
+	return sink, nil
+}
+
+// icebergSink reads the Flink Iceberg connector's options: 'catalog-type'
+// (weir: sql, the default, or rest), 'catalog-name', 'uri', 'warehouse',
+// 'catalog-database' and 'catalog-table' (default: the SQL table's own
+// name), 'write.upsert.enabled' (upserts on the PRIMARY KEY),
+// 'write.target-file-size-bytes'; options with a catalog property prefix
+// (s3., gcs., adls., client., rest., credential, token) go to the
+// catalog.
+func icebergSink(ctx context.Context, s sinkSpec) (arrowflow.Sink, error) {
+	o := s.opts
+	io := icebergsink.Options{}
+	var err error
+	io.Catalog.Type, err = o.oneOf("catalog-type", "sql", "sql", "rest")
+	if err != nil {
+		return nil, err
+	}
+	io.Catalog.Name = o.str("catalog-name", "")
+	io.Catalog.URI = o.str("uri", "")
+	io.Catalog.Warehouse = o.str("warehouse", "")
+	if io.Catalog.Warehouse == "" && io.Catalog.URI == "" {
+		return nil, hinted(semErrorf(o.pos, "table %s: the iceberg connector needs 'warehouse' (or a catalog 'uri')", s.table),
+			"'warehouse' = 'path/to/warehouse' uses the embedded SQLite catalog there")
+	}
+	props := map[string]string{}
+	for _, p := range []string{"s3.", "gcs.", "adls.", "client.", "rest.", "io-impl"} {
+		for k, v := range o.withPrefix(p, false) {
+			props[k] = v
+		}
+	}
+	for _, k := range []string{"credential", "token", "scope", "oauth2-server-uri"} {
+		if v, ok := o.get(k); ok {
+			props[k] = v
+		}
+	}
+	io.Catalog.Properties = props
+	db := o.str("catalog-database", "default")
+	tbl := o.str("catalog-table", s.table)
+	if strings.Contains(tbl, ".") {
+		io.Table = tbl
+	} else {
+		io.Table = db + "." + tbl
+	}
+	io.PartitionBy = s.partitionBy
+	if io.TargetFileSize, err = o.integer("write.target-file-size-bytes", 0); err != nil {
+		return nil, err
+	}
+	upsert, err := o.boolean("write.upsert.enabled", false)
+	if err != nil {
+		return nil, err
+	}
+	if upsert {
+		if len(s.primaryKey) == 0 {
+			return nil, o.errorf("write.upsert.enabled", "upserts need a PRIMARY KEY (...) NOT ENFORCED on the table")
+		}
+		io.UpsertKeys = s.primaryKey
+	}
+	sink, err := icebergsink.New(ctx, io, s.schema)
+	if err != nil {
+		return nil, semErrorf(o.pos, "table %s: %v", s.table, err)
+	}
+	return sink, nil
+}
+
+// kafkaSink reads Flink Kafka's sink options (docs/kafka.md).
+func kafkaSink(ctx context.Context, s sinkSpec) (arrowflow.Sink, error) {
+	o := s.opts
+	ko := kafkasink.Options{}
+	servers, err := o.required("properties.bootstrap.servers")
+	if err != nil {
+		return nil, err
+	}
+	ko.Brokers = splitList(servers, ",")
+	if ko.Topic, err = o.required("topic"); err != nil {
+		return nil, err
+	}
+	fmtName, fmtOpts, err := formatOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	ko.Encoder, err = format.NewEncoder(ctx, format.Config{Name: fmtName, Schema: s.schema, Options: fmtOpts})
+	if err != nil {
+		return nil, o.errorf("format", "%v", err)
+	}
+	if v, ok := o.get("key.fields"); ok {
+		ko.KeyColumns = splitList(v, ";")
+	}
+	if kf, ok := o.get("key.format"); ok {
+		var keyCols []arrow.Field
+		for _, c := range ko.KeyColumns {
+			idx := s.schema.FieldIndices(c)
+			if len(idx) != 1 {
+				return nil, o.errorf("key.fields", "no column %s", c)
+			}
+			keyCols = append(keyCols, s.schema.Field(idx[0]))
+		}
+		ko.KeyEncoder, err = format.NewEncoder(ctx, format.Config{Name: kf, Schema: arrow.NewSchema(keyCols, nil), Options: o.withPrefix("key."+kf+".", false)})
+		if err != nil {
+			return nil, o.errorf("key.format", "%v", err)
+		}
+	}
+	if ko.Partitioner, err = o.oneOf("sink.partitioner", kafkasink.PartitionDefault, kafkasink.PartitionDefault, kafkasink.PartitionFixed, kafkasink.PartitionRoundRobin); err != nil {
+		return nil, err
+	}
+	g, err := o.oneOf("sink.delivery-guarantee", string(kafkasink.ExactlyOnce), string(kafkasink.ExactlyOnce), string(kafkasink.AtLeastOnce))
+	if err != nil {
+		return nil, err
+	}
+	ko.DeliveryGuarantee = kafkasink.Guarantee(g)
+	ko.TransactionalIDPrefix = o.str("sink.transactional-id-prefix", "")
+	if ms, err := o.integer("properties.transaction.timeout.ms", 0); err != nil {
+		return nil, err
+	} else if ms > 0 {
+		ko.TransactionTimeout = time.Duration(ms) * time.Millisecond
+	}
+	pool, err := o.integer("sink.transactional-id-pool", 0)
+	if err != nil {
+		return nil, err
+	}
+	ko.Pool = int(pool)
+	sink, err := kafkasink.New(ko)
+	if err != nil {
+		return nil, semErrorf(o.pos, "table %s: %v", s.table, err)
+	}
+	return sink, nil
+}
