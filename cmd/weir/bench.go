@@ -213,6 +213,9 @@ func runBenchNexmark(cmd *cobra.Command, o benchOptions) error {
 		}
 		fmt.Fprintf(out, "%-8s %12d %8.2f %8.2f %12.0f %16.0f %9.0fM %14s\n", label, r.Events, r.WallS, r.CPUS,
 			r.EventsPerS, r.EventsPerCoreS, float64(r.PeakRSSBytes)/(1<<20), flinkFigure(r.Query))
+		if prev := goResult(results, r); r.API == "sql" && prev != nil && prev.EventsPerCoreS > 0 {
+			fmt.Fprintf(out, "      SQL/Go events per core: %.2f\n", r.EventsPerCoreS/prev.EventsPerCoreS)
+		}
 		if r.DuckDBS > 0 {
 			fmt.Fprintf(out, "      DuckDB %s, %d threads, same events' bids in memory: %.2f s, %.2f CPU s, %.0f events/s/core; weir/DuckDB time ratio %.2f (%s)\n",
 				r.DuckDBVersion, o.parallelism, r.DuckDBS, r.DuckDBCPUS, r.DuckDBEventsPerCoreS, 1/r.VsDuckDB, fasterSlower(r.VsDuckDB))
@@ -220,6 +223,16 @@ func runBenchNexmark(cmd *cobra.Command, o benchOptions) error {
 	}
 	if o.report != "" {
 		return writeBenchReport(o.report, o, results)
+	}
+	return nil
+}
+
+// goResult finds the Go API run of r's query among results.
+func goResult(results []benchResult, r benchResult) *benchResult {
+	for i := range results {
+		if results[i].Query == r.Query && results[i].API == "go" {
+			return &results[i]
+		}
 	}
 	return nil
 }
@@ -315,8 +328,22 @@ func writeBenchReport(dir string, o benchOptions, results []benchResult) error {
 		if f, ok := flinkPerCore[r.Query]; ok {
 			ratio = fmt.Sprintf("%.1f×", r.EventsPerCoreS/f)
 		}
-		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %.0f | %.0f | %s | %s | %.0f | %d |\n", r.Query, r.WallS, r.CPUS, r.EventsPerS,
+		q := r.Query
+		if r.API == "sql" {
+			q += " (SQL)"
+		}
+		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %.0f | %.0f | %s | %s | %.0f | %d |\n", q, r.WallS, r.CPUS, r.EventsPerS,
 			r.EventsPerCoreS, flinkFigure(r.Query), ratio, float64(r.PeakRSSBytes)/(1<<20), r.OutputRows)
+	}
+	var ratios []string
+	for _, r := range results {
+		if g := goResult(results, r); r.API == "sql" && g != nil && g.EventsPerCoreS > 0 {
+			ratios = append(ratios, fmt.Sprintf("| %s | %.0f | %.0f | %.2f |", r.Query, g.EventsPerCoreS, r.EventsPerCoreS, r.EventsPerCoreS/g.EventsPerCoreS))
+		}
+	}
+	if len(ratios) > 0 {
+		b.WriteString("\nThe SQL versions (bench/queries/sql, through weir's SQL planner) next to the Go API versions, same run:\n\n| query | Go events/s per core | SQL events/s per core | SQL / Go |\n|---|---|---|---|\n")
+		b.WriteString(strings.Join(ratios, "\n") + "\n")
 	}
 	var duck []benchResult
 	for _, r := range results {
@@ -347,12 +374,47 @@ func writeBenchChart(path string, o benchOptions, results []benchResult) error {
 		Unit:   "events/s per core (events / process CPU seconds)",
 		Series: []string{"weir (this run)", "Flink 2.0 (nexmark suite, published)"},
 	}
+	// One group per query: weir's Go API and SQL versions (those run),
+	// then Flink's published figure.
+	apis := []string{}
+	for _, api := range []string{"go", "sql"} {
+		for _, r := range results {
+			if r.API == api || r.API == "" && api == "go" {
+				apis = append(apis, api)
+				break
+			}
+		}
+	}
+	if len(apis) == 2 {
+		c.Series = []string{"weir, Go API (this run)", "weir, SQL (this run)", "Flink 2.0 (nexmark suite, published)"}
+	}
+	var order []string
+	byQuery := map[string]map[string]float64{}
 	for _, r := range results {
+		if byQuery[r.Query] == nil {
+			byQuery[r.Query] = map[string]float64{}
+			order = append(order, r.Query)
+		}
+		api := r.API
+		if api == "" {
+			api = "go"
+		}
+		byQuery[r.Query][api] = r.EventsPerCoreS
+	}
+	for _, q := range order {
+		var vals []float64
+		for _, api := range apis {
+			v, ok := byQuery[q][api]
+			if !ok {
+				v = math.NaN()
+			}
+			vals = append(vals, v)
+		}
 		flink := math.NaN()
-		if f, ok := flinkPerCore[r.Query]; ok {
+		if f, ok := flinkPerCore[q]; ok {
 			flink = f
 		}
-		c.Groups = append(c.Groups, chart.Group{Label: r.Query, Values: []float64{r.EventsPerCoreS, flink}})
+		c.Groups = append(c.Groups, chart.Group{Label: q, Values: append(vals, flink)})
 	}
 	var buf bytes.Buffer
 	if err := chart.Render(&buf, c); err != nil {
