@@ -796,6 +796,11 @@ func (p *planner) windowTopN(sel *Select) (*relation, bool, error) {
 			return nil, true, err
 		}
 	}
+	if r.tvf != nil {
+		r = p.prune(r, r.tvf.timeCol)
+	} else {
+		r = p.prune(r)
+	}
 	if len(inner.GroupBy) > 0 || hasAggregate(inner) {
 		return nil, true, hinted(semErrorf(inner.Pos, "aggregate in a subquery first, then rank it in the query around"),
 			"SELECT * FROM (SELECT *, ROW_NUMBER() OVER (...) AS rn FROM (SELECT ... GROUP BY ...)) WHERE rn <= N")
@@ -894,6 +899,7 @@ func (p *planner) windowTopN(sel *Select) (*relation, bool, error) {
 		}
 		out.cols = append(out.cols, c)
 	}
+	out.cols = append(out.cols, column{name: "rownum$", phys: "rownum$", typ: fieldType(outSchema, "rownum$"), hidden: true})
 	if r.tvf != nil {
 		out.bounds = &boundsInfo{start: "window_start", end: "window_end"}
 	} else {
@@ -961,7 +967,7 @@ func (p *planner) join(j *Join) (*relation, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, r = p.materialize(l), p.materialize(r)
+	l, r = p.pruneForJoin(l), p.pruneForJoin(r)
 	lq, rq := qualifiers(l), qualifiers(r)
 	for q := range lq {
 		if rq[q] {
@@ -1110,6 +1116,14 @@ func (p *planner) join(j *Join) (*relation, error) {
 	return out, nil
 }
 
+// pruneForJoin narrows a join input to its visible columns and time.
+func (p *planner) pruneForJoin(r *relation) *relation {
+	if r.tvf != nil {
+		return p.prune(r, r.tvf.timeCol)
+	}
+	return p.prune(r)
+}
+
 func qualifiers(r *relation) map[string]bool {
 	out := map[string]bool{}
 	for _, c := range r.cols {
@@ -1237,8 +1251,16 @@ func (p *planner) insert(ins *Insert) error {
 // insertColumn is the expression writing query column c into table
 // column f: c itself, or c cast to f's type.
 func insertColumn(c column, f arrow.Field, ins *Insert) (kernels.Expr, error) {
-	if c.proctime || c.virtual != "" {
-		return nil, semErrorf(ins.Pos, "column %s has no values to write", c.name)
+	pos := ins.Pos
+	if c.pos.IsValid() {
+		pos = c.pos
+	}
+	if c.virtual != "" {
+		return nil, (&scope{}).virtualError(pos, c)
+	}
+	if c.proctime {
+		return nil, hinted(semErrorf(pos, "column %s is a processing-time attribute: it has no values to write", c.name),
+			"write window_start or window_end of a window over it instead")
 	}
 	e := kernels.Expr(kernels.Col(c.phys))
 	if !arrow.TypeEqual(c.typ, f.Type) {

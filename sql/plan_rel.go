@@ -27,6 +27,8 @@ type column struct {
 	// out of the struct only where it is used (ExtractFields, which
 	// copies nothing).
 	nested []string
+	pos    Pos  // where a select list named it (for errors about it later)
+	hidden bool // not part of *: a helper column such as the row number
 }
 
 // relation is a planned FROM item or query: a node whose batches carry
@@ -69,7 +71,7 @@ func (r *relation) withQualifier(q string) *relation {
 func (r *relation) visible() []column {
 	var out []column
 	for _, c := range r.cols {
-		if c.virtual == "" || r.tvf != nil {
+		if (c.virtual == "" || r.tvf != nil) && !c.hidden {
 			out = append(out, c)
 		}
 	}
@@ -394,19 +396,16 @@ func (p *planner) renameOnly(sc *scope, items []*SelectItem) (*relation, bool) {
 				return nil, false
 			}
 			for _, c := range r.visible() {
-				if c.virtual != "" {
-					return nil, false
-				}
 				c.qual = ""
 				cols = append(cols, c)
 			}
 		case *Ref:
 			c, path, err := sc.resolve(x)
-			if err != nil || c.virtual != "" {
+			if err != nil || c.virtual != "" && len(path) > 0 {
 				return nil, false
 			}
 			out := *c
-			out.qual, out.name = "", itemName(it, i)
+			out.qual, out.name, out.pos, out.hidden = "", itemName(it, i), x.Pos, false
 			if len(path) > 0 {
 				typ, err := nestedType(c.typ, path)
 				if err != nil {
@@ -421,7 +420,18 @@ func (p *planner) renameOnly(sc *scope, items []*SelectItem) (*relation, bool) {
 		}
 	}
 	out := *r
-	out.cols, out.tvf = cols, nil
+	out.cols = cols
+	if r.tvf != nil {
+		// The rows of a window TVF, still to be windowed: their time
+		// column is in the batches whatever SQL selects.
+		keep := false
+		for _, c := range cols {
+			keep = keep || c.virtual != ""
+		}
+		if !keep {
+			out.tvf = nil
+		}
+	}
 	if r.bounds != nil {
 		var start, end bool
 		for _, c := range cols {
@@ -470,4 +480,36 @@ func (p *planner) materialize(r *relation) *relation {
 	}
 	res := sc.extract(&out)
 	return res
+}
+
+// prune returns r with its batches narrowed to the columns SQL can still
+// see (nested ones taken out of their structs) and keep (time columns):
+// for stateful operators that hold every column of their input.
+func (p *planner) prune(r *relation, keep ...string) *relation {
+	r = p.materialize(r)
+	var exprs []kernels.Expr
+	var names []string
+	seen := map[string]bool{}
+	add := func(name string) {
+		if name != "" && !seen[name] && fieldType(r.schema, name) != nil {
+			seen[name] = true
+			exprs, names = append(exprs, kernels.Col(name)), append(names, name)
+		}
+	}
+	for _, c := range r.cols {
+		if c.virtual == "" && !c.proctime {
+			add(c.phys)
+		}
+	}
+	for _, k := range keep {
+		add(k)
+	}
+	if len(names) == r.schema.NumFields() {
+		return r
+	}
+	proj, err := compileProjection(exprs, names, r.schema)
+	if err != nil {
+		return r // the operator reports what it cannot hold
+	}
+	return p.addOp(r, "columns", projectFactory(exprs, names), proj.schema)
 }

@@ -25,12 +25,17 @@ func SQL(name string, events int64, splits int, seed uint64) (script string, ok 
 	if err != nil {
 		return "", false
 	}
+	return SQLDDL(events, splits, seed) + "\n" + string(body), true
+}
+
+// SQLDDL is the DDL part of the SQL versions alone: the events table and
+// the person, auction and bid views.
+func SQLDDL(events int64, splits int, seed uint64) string {
 	ddl, err := sqlFiles.ReadFile("sql/nexmark_ddl.sql")
 	if err != nil {
-		return "", false
+		panic(err) // embedded
 	}
-	s := strings.NewReplacer("'EVENTS'", fmt.Sprintf("'%d'", events), "'SPLITS'", fmt.Sprintf("'%d'", splits), "'SEED'", fmt.Sprintf("'%d'", seed)).Replace(string(ddl))
-	return s + "\n" + string(body), true
+	return strings.NewReplacer("'EVENTS'", fmt.Sprintf("'%d'", events), "'SPLITS'", fmt.Sprintf("'%d'", splits), "'SEED'", fmt.Sprintf("'%d'", seed)).Replace(string(ddl))
 }
 
 // SQLSink is the name of query name's sink table in its SQL version.

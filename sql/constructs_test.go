@@ -1,0 +1,299 @@
+package sql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/bench/queries"
+	"github.com/weirflow/weir/sinks/collect"
+	"github.com/weirflow/weir/sources/nexmark"
+)
+
+// testBid and testAuction are events read straight from the generator,
+// for the references.
+type testBid struct {
+	auction, bidder, price int64
+	channel                string
+	ts                     time.Time
+}
+
+type testAuction struct {
+	id, seller int64
+	ts         time.Time
+}
+
+func readNexmark(t *testing.T) ([]testBid, []testAuction) {
+	t.Helper()
+	src, err := nexmark.New(nexmark.Config{Seed: 3, Events: testEvents, Splits: 4, BatchSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	splits, _ := src.Splits(context.Background())
+	states := make([]arrowflow.SplitState, len(splits))
+	for i, s := range splits {
+		states[i] = arrowflow.SplitState{Split: s}
+	}
+	rd, err := src.Open(&arrowflow.TaskInfo{Job: "ref", Parallelism: 1, Allocator: memory.DefaultAllocator}, states)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var bids []testBid
+	var auctions []testAuction
+	for {
+		b, err := rd.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			return bids, auctions
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.IsZero() {
+			continue
+		}
+		for _, kind := range []nexmark.EventType{nexmark.BidEvent, nexmark.AuctionEvent} {
+			rec, err := nexmark.Project(memory.DefaultAllocator, b, kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			col := func(name string) int { return rec.Schema().FieldIndices(name)[0] }
+			for i := 0; i < int(rec.NumRows()); i++ {
+				v := func(name string) any { return arrowflow.ValueAt(rec.Column(col(name)), i) }
+				if kind == nexmark.BidEvent {
+					bids = append(bids, testBid{v("auction").(int64), v("bidder").(int64), v("price").(int64), v("channel").(string), v("dateTime").(time.Time)})
+				} else {
+					auctions = append(auctions, testAuction{v("id").(int64), v("seller").(int64), v("dateTime").(time.Time)})
+				}
+			}
+			rec.Release()
+		}
+		b.Release()
+	}
+}
+
+// runScript runs the Nexmark DDL plus body at parallelism par and
+// returns the rows of table out.
+func runScript(t *testing.T, body, out string, par int) []string {
+	t.Helper()
+	sink := collect.New()
+	job, err := Compile(context.Background(), queries.SQLDDL(testEvents, 4, 3)+"\n"+body,
+		Options{Parallelism: par, ForceParallelism: true, Sinks: map[string]arrowflow.Sink{out: sink}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runGraph(t, job.Graph, sink, nil)
+}
+
+func compareRows(t *testing.T, got, want []string) {
+	t.Helper()
+	sort.Strings(want)
+	if len(want) == 0 {
+		t.Fatal("the reference has no rows: nothing is compared")
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d rows, want %d\nfirst: %q\nwant:  %q", len(got), len(want), first(got), first(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("row %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+}
+
+func windowStart(ts time.Time, size, slide time.Duration) []time.Time {
+	var out []time.Time
+	last := ts.Truncate(slide)
+	for s := last; s.After(ts.Add(-size)); s = s.Add(-slide) {
+		out = append(out, s)
+	}
+	return out
+}
+
+func fmtRow(vals ...any) string {
+	s := ""
+	for i, v := range vals {
+		if i > 0 {
+			s += " | "
+		}
+		if v == nil {
+			s += "NULL"
+		} else {
+			s += fmt.Sprint(v)
+		}
+	}
+	return s
+}
+
+// Window Top-N over a window TVF: ROW_NUMBER in two phases (no partition
+// keys) and RANK with ties per partition.
+func TestWindowTopNOverTVF(t *testing.T) {
+	bids, _ := readNexmark(t)
+	type wk struct {
+		ws      time.Time
+		auction int64
+	}
+	byWindow := map[time.Time][]int64{}
+	maxPer := map[wk]int64{}
+	for _, b := range bids {
+		ws := b.ts.Truncate(10 * time.Second)
+		byWindow[ws] = append(byWindow[ws], b.price)
+		k := wk{ws, b.auction}
+		if p, ok := maxPer[k]; !ok || b.price > p {
+			maxPer[k] = b.price
+		}
+	}
+	var wantTop, wantRank []string
+	for ws, prices := range byWindow {
+		sort.Slice(prices, func(i, j int) bool { return prices[i] > prices[j] })
+		for i := 0; i < 3 && i < len(prices); i++ {
+			wantTop = append(wantTop, fmtRow(ws.UTC(), prices[i], int64(i+1)))
+		}
+	}
+	for _, b := range bids {
+		k := wk{b.ts.Truncate(10 * time.Second), b.auction}
+		if b.price == maxPer[k] {
+			wantRank = append(wantRank, fmtRow(k.ws.UTC(), b.auction, b.price, int64(1)))
+		}
+	}
+	for _, par := range []int{1, 2} {
+		got := runScript(t, `
+CREATE TABLE top3 (ws TIMESTAMP(3), price BIGINT, rn BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO top3
+SELECT window_start, price, rn FROM (
+    SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY price DESC) AS rn
+    FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))
+) WHERE rn <= 3;`, "top3", par)
+		compareRows(t, got, wantTop)
+		got = runScript(t, `
+CREATE TABLE best (ws TIMESTAMP(3), auction BIGINT, price BIGINT, rk BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO best
+SELECT window_start, auction, price, rk FROM (
+    SELECT *, RANK() OVER (PARTITION BY window_start, window_end, auction ORDER BY price DESC) AS rk
+    FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))
+) WHERE rk = 1;`, "best", par)
+		compareRows(t, got, wantRank)
+	}
+}
+
+// A hopping window aggregation with COUNT(DISTINCT), SUM ... FILTER,
+// MIN, HAVING, in a WITH query.
+func TestWindowAggregateFilterDistinctHaving(t *testing.T) {
+	bids, _ := readNexmark(t)
+	type key struct {
+		auction int64
+		ws      time.Time
+	}
+	type acc struct {
+		n, min  int64
+		sum     *int64
+		bidders map[int64]bool
+	}
+	accs := map[key]*acc{}
+	for _, b := range bids {
+		for _, ws := range windowStart(b.ts, 10*time.Second, 5*time.Second) {
+			k := key{b.auction, ws}
+			a := accs[k]
+			if a == nil {
+				a = &acc{min: b.price, bidders: map[int64]bool{}}
+				accs[k] = a
+			}
+			a.n++
+			a.min = min(a.min, b.price)
+			a.bidders[b.bidder] = true
+			if b.price > 5_000_000 {
+				if a.sum == nil {
+					a.sum = new(int64)
+				}
+				*a.sum += b.price
+			}
+		}
+	}
+	var want []string
+	for k, a := range accs {
+		if a.n > 2 {
+			var sum any
+			if a.sum != nil {
+				sum = *a.sum
+			}
+			want = append(want, fmtRow(k.auction, k.ws.UTC(), a.n, int64(len(a.bidders)), sum, a.min))
+		}
+	}
+	got := runScript(t, `
+CREATE TABLE stats (auction BIGINT, ws TIMESTAMP(3), n BIGINT, bidders BIGINT, big BIGINT, low BIGINT)
+WITH ('connector' = 'blackhole');
+INSERT INTO stats
+WITH windowed AS (
+    SELECT * FROM TABLE(HOP(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '5' SECOND, INTERVAL '10' SECOND))
+)
+SELECT auction, window_start, COUNT(*), COUNT(DISTINCT bidder),
+       SUM(price) FILTER (WHERE price > 5000000), MIN(price)
+FROM windowed
+GROUP BY auction, window_start, window_end
+HAVING COUNT(*) > 2;`, "stats", 2)
+	compareRows(t, got, want)
+}
+
+// UNION ALL of two filtered projections with CASE, CAST, BETWEEN, LIKE
+// and IS DISTINCT FROM.
+func TestUnionAllAndExpressions(t *testing.T) {
+	bids, _ := readNexmark(t)
+	var want []string
+	for _, b := range bids {
+		if b.price >= 1000 && b.price <= 2_000_000 {
+			size := "small"
+			if b.price > 1_000_000 {
+				size = "large"
+			}
+			want = append(want, fmtRow(b.auction, float64(b.price)/100, size))
+		}
+		if len(b.channel) >= 6 && b.channel[:6] == "Google" && b.bidder != 1001 {
+			want = append(want, fmtRow(b.auction, -1.0, "google"))
+		}
+	}
+	got := runScript(t, `
+CREATE TABLE picked (auction BIGINT, p DOUBLE, what STRING) WITH ('connector' = 'blackhole');
+INSERT INTO picked
+SELECT auction, CAST(price AS DOUBLE) / 100, CASE WHEN price > 1000000 THEN 'large' ELSE 'small' END
+FROM bid WHERE price BETWEEN 1000 AND 2000000
+UNION ALL
+SELECT B.auction, -1.0, 'google' FROM bid AS B WHERE B.channel LIKE 'Google%' AND B.bidder IS DISTINCT FROM 1001;`, "picked", 2)
+	compareRows(t, got, want)
+}
+
+// A window join of two window TVFs: bids with their auction when it was
+// opened in the same 10 s window.
+func TestWindowJoinOfTVFs(t *testing.T) {
+	bids, auctions := readNexmark(t)
+	type key struct {
+		id int64
+		ws time.Time
+	}
+	opened := map[key]int64{}
+	for _, a := range auctions {
+		opened[key{a.id, a.ts.Truncate(10 * time.Second)}] = a.seller
+	}
+	var want []string
+	for _, b := range bids {
+		ws := b.ts.Truncate(10 * time.Second)
+		if seller, ok := opened[key{b.auction, ws}]; ok {
+			want = append(want, fmtRow(b.auction, b.price, seller, ws.UTC()))
+		}
+	}
+	for _, par := range []int{1, 2} {
+		got := runScript(t, `
+CREATE TABLE fresh (auction BIGINT, price BIGINT, seller BIGINT, ws TIMESTAMP(3)) WITH ('connector' = 'blackhole');
+INSERT INTO fresh
+SELECT B.auction, B.price, A.seller, B.window_start
+FROM (SELECT * FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))) B
+JOIN TABLE(TUMBLE(TABLE auction, DESCRIPTOR(dateTime), INTERVAL '10' SECOND)) A
+ON B.window_start = A.window_start AND B.window_end = A.window_end AND B.auction = A.id;`, "fresh", par)
+		compareRows(t, got, want)
+	}
+}
