@@ -1,0 +1,1413 @@
+package window
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/kernels"
+	"github.com/weirflow/weir/state"
+)
+
+// IntervalJoin configures an event-time interval join, Flink's interval
+// join: a left row l and a right row r join when their keys are equal (no
+// key column NULL: NULL never equals anything) and
+//
+//	r.time + Lower <= l.time <= r.time + Upper
+//
+// (with LowerExclusive or UpperExclusive, < instead of <= on that side).
+// This is SQL's
+//
+//	FROM L JOIN R ON L.k = R.k
+//	  AND L.t BETWEEN R.t + Lower AND R.t + Upper
+//
+// so that
+//
+//	L.t BETWEEN R.t - INTERVAL '10' SECOND AND R.t + INTERVAL '5' SECOND
+//
+// is Lower: -10 * time.Second, Upper: 5 * time.Second, and
+// L.t > R.t - INTERVAL '10' SECOND AND L.t < R.t is Lower: -10 * time.Second,
+// Upper: 0, both exclusive. Flink's DataStream a.intervalJoin(b).between(lo,
+// hi) (b.t in [a.t + lo, a.t + hi]) is Left: a, Right: b, Lower: -hi,
+// Upper: -lo, with its lowerBoundExclusive as UpperExclusive and
+// upperBoundExclusive as LowerExclusive.
+//
+// Pairs are emitted as soon as the later of the two rows arrives: each
+// arriving row is probed against the other side's buffered rows, then
+// buffered itself for as long as a row of the other side can still match
+// it. With W the watermark (the minimum over both inputs) and L the
+// AllowedLateness:
+//
+//   - A row whose time t <= W - L is late: counted, sent to the side's late
+//     output if one is named, and otherwise not joined.
+//   - Rows still to come are therefore later than W - L. A buffered left
+//     row is dropped once l.time - Lower <= W - L (l.time - Lower - 1 ns
+//     with LowerExclusive): no right row to come can match it. A right row
+//     is dropped once r.time + Upper <= W - L (r.time + Upper - 1 ns with
+//     UpperExclusive). A row that is already past that point when it
+//     arrives is probed but not buffered.
+//   - With an outer Kind, a preserved row that matched nothing is emitted
+//     with NULLs for the other side's columns at that moment (or at once,
+//     if a key column is NULL).
+//
+// So a row that is not late meets every row of the other side it matches
+// that is not late either, whatever their order of arrival. The left side
+// holds about -Lower + L plus the out-of-orderness of event time, the
+// right side about Upper + L plus the out-of-orderness. Output order is
+// not guaranteed; a watermark is forwarded after what it completes.
+//
+// The operator has two inputs: input 0 is the left side, input 1 the
+// right. Put each behind arrowflow.KeyBy on its join keys
+// (arrowflow.KeyBy(left, LeftKeys...), arrowflow.KeyBy(right,
+// RightKeys...)) so that equal keys meet in one subtask. Without keys
+// every pair within the interval joins, and the operator must run at
+// parallelism 1.
+//
+// The output has the left output columns (LeftColumns, each named
+// LeftPrefix+name), then the right ones (RightColumns, RightPrefix+name);
+// there are no window columns, and the time columns are ordinary columns
+// when listed. Every output name must be unique.
+//
+// State is each side's buffered rows as Arrow record batches of the
+// columns the join needs (keys, event time, output columns) with a hash
+// index on the key. Snapshots write them as columnar tables with a
+// key-group column, so a job can restore into another parallelism.
+type IntervalJoin struct {
+	// Left and Right are the schemas of the two inputs' batches.
+	Left, Right *arrow.Schema
+	// LeftTime and RightTime name the event-time columns, of Arrow
+	// timestamp types (the units may differ).
+	LeftTime, RightTime string
+	// LeftKeys and RightKeys name the equi-join key columns, as many on
+	// each side and pairwise of equal types. Floating-point keys compare
+	// as in grouping: -0 equals +0 and NaN equals NaN. Both may be empty
+	// (every pair within the interval joins; run at parallelism 1).
+	LeftKeys, RightKeys []string
+	// Lower and Upper bound the left row's time relative to the right
+	// row's: r.time + Lower <= l.time <= r.time + Upper. Either may be
+	// negative; Lower <= Upper. Both must lie within ±100 years.
+	Lower, Upper time.Duration
+	// LowerExclusive and UpperExclusive make that bound strict (<).
+	LowerExclusive, UpperExclusive bool
+	// Kind is the join kind: JoinInner (default), JoinLeftOuter,
+	// JoinRightOuter or JoinFullOuter.
+	Kind JoinKind
+	// LeftColumns and RightColumns name the input columns to output, in
+	// that order; nil outputs every column of that side, an empty non-nil
+	// slice none.
+	LeftColumns, RightColumns []string
+	// LeftPrefix and RightPrefix are prepended to the names of the output
+	// columns of that side.
+	LeftPrefix, RightPrefix string
+	// AllowedLateness keeps rows buffered this much longer, so that rows
+	// up to this much behind the watermark are still joined in full.
+	AllowedLateness time.Duration
+	// LeftLateOutput and RightLateOutput, when set, name side outputs that
+	// receive the late rows of that input, as they came in and in that
+	// input's schema. The two names must differ unless both inputs have
+	// the same schema. Late rows are counted either way.
+	LeftLateOutput, RightLateOutput string
+}
+
+// IntervalJoinStats are an interval join subtask's counters.
+type IntervalJoinStats struct {
+	// LeftRows and RightRows count the rows received on each input.
+	LeftRows, RightRows int64
+	// LateRows counts rows of either input that came at or behind the
+	// watermark minus the allowed lateness; NullTimeRows rows dropped for
+	// a NULL event time; NullKeyRows rows dropped at once because a key
+	// column is NULL and the join kind does not output them.
+	LateRows, NullTimeRows, NullKeyRows int64
+	// Pairs counts matched pairs emitted; PaddedRows rows of a preserved
+	// side emitted without a match; OutputRows both.
+	Pairs, PaddedRows, OutputRows int64
+	// LeftStateRows and RightStateRows are the rows buffered on each side;
+	// StateBytes approximates the memory the state retains (buffers shared
+	// with input batches count in full).
+	LeftStateRows, RightStateRows, StateBytes int64
+}
+
+// IntervalJoinStatsReporter is implemented by the operator instances an
+// IntervalJoin makes. They also implement StatsReporter.
+type IntervalJoinStatsReporter interface {
+	IntervalJoinStats() IntervalJoinStats
+}
+
+// Factory returns the operator factory. Each instance checks the
+// configuration when it opens, so a bad configuration fails the job naming
+// the operator; call Validate to check it earlier.
+func (j IntervalJoin) Factory() arrowflow.OperatorFactory {
+	return func() arrowflow.Operator { return &intervalOp{cfg: j} }
+}
+
+// OutputSchema is the schema of the rows the join emits: the left output
+// columns, then the right ones. Columns of a side that an outer join pads
+// with NULLs are nullable.
+func (j IntervalJoin) OutputSchema() (*arrow.Schema, error) {
+	c, err := j.compile()
+	if err != nil {
+		return nil, err
+	}
+	return c.out, nil
+}
+
+// Validate checks the configuration against the input schemas. Its errors
+// name the field at fault.
+func (j IntervalJoin) Validate() error {
+	_, err := j.compile()
+	return err
+}
+
+const (
+	// ivMaxBound bounds |Lower| and |Upper|, so that the event-time
+	// arithmetic on them cannot overflow.
+	ivMaxBound = 100 * 365 * 24 * time.Hour
+	// ivPurgeMin is the fewest dropped rows worth compacting a side
+	// for; a side is compacted when its dropped rows also outnumber its
+	// live ones.
+	ivPurgeMin = 4096
+	// ivKeepRows bounds the capacity, in rows, that an emptied buffer
+	// keeps for reuse.
+	ivKeepRows = 1 << 17
+	// ivMatchedColumn is the snapshot column of each buffered row's
+	// matched flag.
+	ivMatchedColumn = "_matched"
+)
+
+// ivSideSpec is what compile derives for one input.
+type ivSideSpec struct {
+	name     string // "left" or "right", for errors
+	input    *arrow.Schema
+	timeIdx  int
+	timeUnit arrow.TimeUnit
+	keyIdx   []int // key columns in the input
+	outIdx   []int // output columns in the input
+	// storeIdx lists, ascending, the input columns held in state: keys,
+	// event time and output columns. stored is their schema.
+	storeIdx []int
+	stored   *arrow.Schema
+	keyPos   []int // the key columns, by index in stored
+	outPos   []int // the output columns, by index in stored
+	timePos  int   // the event-time column, by index in stored
+	// state is the snapshot table's schema: _key_group, _matched, stored.
+	state      *arrow.Schema
+	table      string
+	lateOutput string
+	// outer: the side is preserved, its unmatched rows are output.
+	outer bool
+	// A row of this side at time t matches rows of the other side whose
+	// time lies in [t+lo, t+hi]; once t+hi <= watermark - lateness no row
+	// still to come can match it.
+	lo, hi int64
+}
+
+// ivCompiled is what Validate derives from an IntervalJoin.
+type ivCompiled struct {
+	sides    [2]ivSideSpec
+	keyEq    []joinKeyEq
+	out      *arrow.Schema
+	keyless  bool
+	lateness int64
+}
+
+func (j IntervalJoin) compile() (*ivCompiled, error) {
+	if j.Kind < JoinInner || j.Kind > JoinFullOuter {
+		return nil, fmt.Errorf("interval join: Kind %s is not supported; use JoinInner, JoinLeftOuter, JoinRightOuter or JoinFullOuter", j.Kind)
+	}
+	for _, b := range []struct {
+		name string
+		d    time.Duration
+	}{{"Lower", j.Lower}, {"Upper", j.Upper}} {
+		if b.d < -ivMaxBound || b.d > ivMaxBound {
+			return nil, fmt.Errorf("interval join: %s %s is out of range (at most 100 years either way)", b.name, b.d)
+		}
+	}
+	le, ue := int64(0), int64(0)
+	if j.LowerExclusive {
+		le = 1
+	}
+	if j.UpperExclusive {
+		ue = 1
+	}
+	if j.Lower > j.Upper {
+		return nil, fmt.Errorf("interval join: Lower (%s) is greater than Upper (%s); the left time must lie in [right time + Lower, right time + Upper]", j.Lower, j.Upper)
+	}
+	if int64(j.Lower)+le > int64(j.Upper)-ue {
+		return nil, fmt.Errorf("interval join: Lower %s and Upper %s with LowerExclusive %t and UpperExclusive %t leave an empty interval: no pair can ever match", j.Lower, j.Upper, j.LowerExclusive, j.UpperExclusive)
+	}
+	if j.AllowedLateness < 0 {
+		return nil, fmt.Errorf("interval join: AllowedLateness %s is negative", j.AllowedLateness)
+	}
+	if len(j.LeftKeys) != len(j.RightKeys) {
+		return nil, fmt.Errorf("interval join: LeftKeys has %d columns and RightKeys %d; they must pair up", len(j.LeftKeys), len(j.RightKeys))
+	}
+	c := &ivCompiled{keyless: len(j.LeftKeys) == 0, lateness: int64(j.AllowedLateness)}
+	specs := [2]struct {
+		name, field, time, prefix, late string
+		schema                          *arrow.Schema
+		keys, cols                      []string
+		outer, padded                   bool
+		lo, hi                          int64
+	}{
+		{"left", "Left", j.LeftTime, j.LeftPrefix, j.LeftLateOutput, j.Left, j.LeftKeys, j.LeftColumns,
+			j.Kind == JoinLeftOuter || j.Kind == JoinFullOuter, j.Kind == JoinRightOuter || j.Kind == JoinFullOuter,
+			-int64(j.Upper) + ue, -int64(j.Lower) - le},
+		{"right", "Right", j.RightTime, j.RightPrefix, j.RightLateOutput, j.Right, j.RightKeys, j.RightColumns,
+			j.Kind == JoinRightOuter || j.Kind == JoinFullOuter, j.Kind == JoinLeftOuter || j.Kind == JoinFullOuter,
+			int64(j.Lower) + le, int64(j.Upper) - ue},
+	}
+	names := map[string]bool{}
+	var outFields []arrow.Field
+	for s, sp := range specs {
+		if sp.schema == nil {
+			return nil, fmt.Errorf("interval join: %s: no %s input schema", sp.field, sp.name)
+		}
+		col := func(field, what, name string) (int, error) {
+			idx := sp.schema.FieldIndices(name)
+			if len(idx) != 1 {
+				return 0, fmt.Errorf("interval join: %s: %s column %q not found (or ambiguous) in the %s input %s", field, what, name, sp.name, sp.schema)
+			}
+			return idx[0], nil
+		}
+		d := ivSideSpec{name: sp.name, input: sp.schema, lateOutput: sp.late, outer: sp.outer,
+			table: "interval_" + sp.name, lo: sp.lo, hi: sp.hi}
+		var err error
+		if d.timeIdx, err = col(sp.field+"Time", "event-time", sp.time); err != nil {
+			return nil, err
+		}
+		tt, ok := sp.schema.Field(d.timeIdx).Type.(*arrow.TimestampType)
+		if !ok {
+			return nil, fmt.Errorf("interval join: %sTime: column %q has type %s, want a timestamp", sp.field, sp.time, sp.schema.Field(d.timeIdx).Type)
+		}
+		d.timeUnit = tt.Unit
+		for _, k := range sp.keys {
+			i, err := col(sp.field+"Keys", "key", k)
+			if err != nil {
+				return nil, err
+			}
+			d.keyIdx = append(d.keyIdx, i)
+		}
+		if sp.cols == nil {
+			for i := range sp.schema.NumFields() {
+				d.outIdx = append(d.outIdx, i)
+			}
+		}
+		for _, name := range sp.cols {
+			i, err := col(sp.field+"Columns", "output", name)
+			if err != nil {
+				return nil, err
+			}
+			if slices.Contains(d.outIdx, i) {
+				return nil, fmt.Errorf("interval join: %sColumns: column %q is listed twice", sp.field, name)
+			}
+			d.outIdx = append(d.outIdx, i)
+		}
+		d.storeIdx = append(append(slices.Clone(d.keyIdx), d.timeIdx), d.outIdx...)
+		slices.Sort(d.storeIdx)
+		d.storeIdx = slices.Compact(d.storeIdx)
+		fields := make([]arrow.Field, len(d.storeIdx))
+		for p, i := range d.storeIdx {
+			fields[p] = sp.schema.Field(i)
+			if slices.Contains(d.keyIdx, i) {
+				continue // checked with the key types below
+			}
+			if err := ivCheckTakeable(fields[p].Type); err != nil {
+				return nil, fmt.Errorf("interval join: %s input column %q: %w; leave it out of %sColumns", sp.name, fields[p].Name, err, sp.field)
+			}
+		}
+		d.stored = arrow.NewSchema(fields, nil)
+		for _, i := range d.keyIdx {
+			d.keyPos = append(d.keyPos, slices.Index(d.storeIdx, i))
+		}
+		d.timePos = slices.Index(d.storeIdx, d.timeIdx)
+		for _, i := range d.outIdx {
+			d.outPos = append(d.outPos, slices.Index(d.storeIdx, i))
+			f := sp.schema.Field(i)
+			f.Name = sp.prefix + f.Name
+			f.Nullable = f.Nullable || sp.padded
+			if names[f.Name] {
+				return nil, fmt.Errorf("interval join: output column %q appears twice; set LeftPrefix or RightPrefix, or leave it out with LeftColumns or RightColumns", f.Name)
+			}
+			names[f.Name] = true
+			outFields = append(outFields, f)
+		}
+		d.state = arrow.NewSchema(append([]arrow.Field{
+			{Name: state.KeyGroupColumn, Type: arrow.PrimitiveTypes.Uint16},
+			{Name: ivMatchedColumn, Type: arrow.FixedWidthTypes.Boolean},
+		}, fields...), nil)
+		c.sides[s] = d
+	}
+	l, r := &c.sides[joinLeft], &c.sides[joinRight]
+	for i := range l.keyIdx {
+		lt, rt := j.Left.Field(l.keyIdx[i]).Type, j.Right.Field(r.keyIdx[i]).Type
+		if !arrow.TypeEqual(lt, rt) {
+			return nil, fmt.Errorf("interval join: LeftKeys/RightKeys: key %q (%s) and %q (%s) have different types; cast one side first", j.LeftKeys[i], lt, j.RightKeys[i], rt)
+		}
+		eq, err := joinKeyEqOf(lt)
+		if err != nil {
+			return nil, fmt.Errorf("interval join: LeftKeys: key %q: %w", j.LeftKeys[i], err)
+		}
+		c.keyEq = append(c.keyEq, eq)
+	}
+	if l.lateOutput != "" && l.lateOutput == r.lateOutput && !j.Left.Equal(j.Right) {
+		return nil, fmt.Errorf("interval join: LeftLateOutput and RightLateOutput are both %q, but the inputs' schemas differ; name two outputs", l.lateOutput)
+	}
+	c.out = arrow.NewSchema(outFields, nil)
+	return c, nil
+}
+
+// ivCheckTakeable reports an error when kernels.Take cannot gather
+// columns of type dt (the join buffers and emits rows with it).
+func ivCheckTakeable(dt arrow.DataType) error {
+	empty := array.MakeArrayOfNull(memory.DefaultAllocator, dt, 0)
+	defer empty.Release()
+	taken, err := kernels.Take(memory.DefaultAllocator, empty, nil)
+	if err != nil {
+		return fmt.Errorf("type %s cannot be buffered", dt)
+	}
+	taken.Release()
+	return nil
+}
+
+// ivAdd is t + d, saturating at the ends of int64.
+func ivAdd(t, d int64) int64 {
+	s := t + d
+	if d > 0 && s < t {
+		return math.MaxInt64
+	}
+	if d < 0 && s > t {
+		return math.MinInt64
+	}
+	return s
+}
+
+// Flags of a buffered row.
+const (
+	ivMatched uint8 = 1 << iota // the row has met a row of the other side
+	ivDead                      // no row to come can match it: dropped
+)
+
+// ivRow is the bookkeeping of one buffered row, kept together so that a
+// probe walking a hash chain touches one cache line per row.
+type ivRow struct {
+	hash  uint64 // kernels.HashColumns over the key columns (0 without keys)
+	time  int64  // event time, ns
+	next  int32  // the next row id + 1 in the hash chain (0: end)
+	flags uint8
+}
+
+// ivChunk is a run of buffered rows: ids [first, first+n) of its side,
+// their stored columns in rec (nil once every row is dead).
+type ivChunk struct {
+	rec       arrow.RecordBatch
+	first, n  int32
+	live      int32
+	minExpiry int64 // the smallest t+hi of the live rows
+	bytes     int64
+}
+
+// ivBuffer is one side's state: chunks of rows in arrival order, each
+// row's bookkeeping by row id, and a chained hash index over the key
+// hashes. Rows found dead stay (flagged) until dead rows outnumber live
+// ones; then the buffer is compacted and re-indexed, so each row is
+// copied a bounded number of times.
+type ivBuffer struct {
+	chunks []ivChunk
+	rows   []ivRow
+	head   []int32 // bucket -> first row id + 1
+	tmask  uint64
+	live   int
+	bytes  int64 // of the chunks' records
+}
+
+// metaBytes approximates the memory of the rows' bookkeeping and index.
+func (b *ivBuffer) metaBytes() int64 {
+	return int64(len(b.rows))*24 + int64(len(b.head))*4
+}
+
+// chunkOf returns the index of the chunk holding row id.
+func (b *ivBuffer) chunkOf(id int32) int {
+	lo, hi := 0, len(b.chunks)
+	for hi-lo > 1 {
+		m := int(uint(lo+hi) >> 1)
+		if b.chunks[m].first <= id {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// reindex rebuilds the hash index over the live rows, with room for as
+// many again.
+func (b *ivBuffer) reindex(hashMask uint64, room int) {
+	size := 16
+	for size < 2*room {
+		size <<= 1
+	}
+	if cap(b.head) > 4*size && cap(b.head) > 4*ivKeepRows {
+		b.head = nil
+	}
+	b.head = slices.Grow(b.head[:0], size)[:size]
+	clear(b.head)
+	b.tmask = uint64(size - 1)
+	for id := range b.rows {
+		r := &b.rows[id]
+		if r.flags&ivDead != 0 {
+			r.next = 0
+			continue
+		}
+		bk := r.hash & hashMask & b.tmask
+		r.next = b.head[bk]
+		b.head[bk] = int32(id + 1)
+	}
+}
+
+// add indexes row ids [from, len(rows)).
+func (b *ivBuffer) add(from int, hashMask uint64) {
+	if len(b.rows) > len(b.head)/2 {
+		b.reindex(hashMask, 2*len(b.rows))
+		return
+	}
+	for id := from; id < len(b.rows); id++ {
+		r := &b.rows[id]
+		bk := r.hash & hashMask & b.tmask
+		r.next = b.head[bk]
+		b.head[bk] = int32(id + 1)
+	}
+}
+
+// grow makes room for n more rows, doubling the capacity (append grows
+// large slices by a quarter, which for a buffer of millions of rows means
+// many more copies).
+func (b *ivBuffer) grow(n int) {
+	if len(b.rows)+n <= cap(b.rows) {
+		return
+	}
+	rows := make([]ivRow, len(b.rows), max(2*cap(b.rows), len(b.rows)+n, 64))
+	copy(rows, b.rows)
+	b.rows = rows
+}
+
+// release drops every chunk and row. The bookkeeping slices keep their
+// capacity when it is small, so that a side that empties at every
+// watermark does not regrow them each time.
+func (b *ivBuffer) release() {
+	for _, c := range b.chunks {
+		if c.rec != nil {
+			c.rec.Release()
+		}
+	}
+	rows, head, chunks := b.rows[:0], b.head[:0], b.chunks[:0]
+	if cap(rows) > ivKeepRows {
+		rows = nil
+	}
+	if cap(head) > 4*ivKeepRows {
+		head = nil
+	}
+	clear(chunks[:cap(chunks)])
+	*b = ivBuffer{rows: rows, head: head, chunks: chunks}
+}
+
+// intervalOp is one subtask of an interval join.
+type intervalOp struct {
+	cfg  IntervalJoin
+	c    *ivCompiled
+	info *arrowflow.TaskInfo
+	mem  memory.Allocator
+
+	bufs  [2]ivBuffer
+	wm    arrowflow.EventTime // the last watermark processed
+	stats IntervalJoinStats
+	// hashMask is applied to key hashes before the index compares them:
+	// all ones, except in tests that narrow it to force collisions.
+	hashMask uint64
+	// purgeMin is ivPurgeMin, except in tests that compact more often.
+	purgeMin int
+
+	// scratch
+	keyCols  []arrow.Array
+	hashes   []uint64
+	late     []int32
+	acc      []int32 // accepted rows: their row in the batch
+	accHash  []uint64
+	accTime  []int64
+	accFlags []uint8
+	padRows  []int32
+	keep     []int32
+	candP    []int32 // candidate pairs: probe row (index in acc) ...
+	candS    []int32 // ... and buffered row id
+	chunkIx  []int32
+	sortP    []int32
+	sortS    []int32
+	counts   []int32
+	ok       []bool
+	ids      []int32
+	local    []int32
+	groups   []ivGroup
+}
+
+// ivGroup is a run of positions [start, end) in a list of buffered rows
+// sorted by chunk, all in chunk.
+type ivGroup struct {
+	chunk      int
+	start, end int
+}
+
+func (o *intervalOp) Open(info *arrowflow.TaskInfo) error {
+	c, err := o.cfg.compile()
+	if err != nil {
+		return err
+	}
+	if c.keyless && info.Parallelism > 1 {
+		return fmt.Errorf("interval join %s: without LeftKeys and RightKeys the join must run at parallelism 1, not %d", info.Name, info.Parallelism)
+	}
+	o.c, o.info, o.mem = c, info, info.Allocator
+	if o.mem == nil {
+		o.mem = memory.DefaultAllocator
+	}
+	o.wm = arrowflow.MinEventTime
+	o.hashMask = ^uint64(0)
+	o.purgeMin = ivPurgeMin
+	return nil
+}
+
+// IntervalJoinStats reports the subtask's counters.
+func (o *intervalOp) IntervalJoinStats() IntervalJoinStats {
+	s := o.stats
+	s.LeftStateRows, s.RightStateRows = int64(o.bufs[joinLeft].live), int64(o.bufs[joinRight].live)
+	s.StateBytes = o.stateBytes()
+	return s
+}
+
+// Stats reports the counters Aggregate's operators report too.
+func (o *intervalOp) Stats() Stats {
+	s := o.IntervalJoinStats()
+	return Stats{LateRows: s.LateRows, NullTimeRows: s.NullTimeRows, StateBytes: s.StateBytes}
+}
+
+func (o *intervalOp) stateBytes() int64 {
+	var n int64
+	for i := range o.bufs {
+		n += o.bufs[i].bytes + o.bufs[i].metaBytes()
+	}
+	return n
+}
+
+func (o *intervalOp) reportState() error {
+	return o.info.StateBudget.Set(o.stateBytes(), int64(o.bufs[0].live+o.bufs[1].live))
+}
+
+// horizon is the watermark minus the allowed lateness: rows at or before
+// it are late, and rows to come are later. It is math.MinInt64 before the
+// first watermark, when nothing is late.
+func (o *intervalOp) horizon() int64 {
+	if o.wm == arrowflow.MinEventTime {
+		return math.MinInt64
+	}
+	return ivAdd(int64(o.wm), -o.c.lateness)
+}
+
+// ProcessBatch probes the batch's rows against the other side's buffered
+// rows, emits the pairs, and buffers the rows that rows still to come can
+// match.
+func (o *intervalOp) ProcessBatch(input int, b arrowflow.Batch, out arrowflow.Emitter) error {
+	defer b.Release()
+	if input != joinLeft && input != joinRight {
+		return fmt.Errorf("interval join %s: batch on input %d; a join has two inputs, 0 (left) and 1 (right)", o.info.Name, input)
+	}
+	d := &o.c.sides[input]
+	rec := b.Record
+	if s := rec.Schema(); s != d.input && !s.Equal(d.input) {
+		return fmt.Errorf("interval join %s: %s batch schema %s differs from the configured %s", o.info.Name, d.name, s, d.input)
+	}
+	n := b.NumRows()
+	if input == joinLeft {
+		o.stats.LeftRows += int64(n)
+	} else {
+		o.stats.RightRows += int64(n)
+	}
+	if n == 0 {
+		return nil
+	}
+	o.keyCols = o.keyCols[:0]
+	keyNulls := false
+	for _, i := range d.keyIdx {
+		o.keyCols = append(o.keyCols, rec.Column(i))
+		keyNulls = keyNulls || rec.Column(i).NullN() > 0
+	}
+	o.hashes = slices.Grow(o.hashes[:0], n)[:n]
+	if o.c.keyless {
+		clear(o.hashes)
+	} else if err := kernels.HashColumns(o.keyCols, b.Sel, o.hashes); err != nil {
+		return fmt.Errorf("interval join %s: %s keys: %w", o.info.Name, d.name, err)
+	}
+	h := o.horizon()
+	ts := rec.Column(d.timeIdx).(*array.Timestamp)
+	o.late, o.padRows = o.late[:0], o.padRows[:0]
+	o.acc, o.accHash, o.accTime = o.acc[:0], o.accHash[:0], o.accTime[:0]
+	for k := 0; k < n; k++ {
+		r := b.Row(k)
+		if ts.IsNull(r) {
+			o.stats.NullTimeRows++
+			continue
+		}
+		t := int64(arrowflow.TimestampToEventTime(ts.Value(r), d.timeUnit))
+		if t <= h {
+			o.stats.LateRows++
+			o.late = append(o.late, int32(r))
+			continue
+		}
+		if keyNulls && joinAnyNull(o.keyCols, r) {
+			if d.outer {
+				o.padRows = append(o.padRows, int32(r))
+			} else {
+				o.stats.NullKeyRows++
+			}
+			continue
+		}
+		o.acc, o.accHash, o.accTime = append(o.acc, int32(r)), append(o.accHash, o.hashes[k]), append(o.accTime, t)
+	}
+	o.accFlags = ivResetFlags(o.accFlags, len(o.acc))
+	if len(o.acc) > 0 && o.bufs[1-input].live > 0 {
+		if err := o.probe(input, rec, out); err != nil {
+			return err
+		}
+	}
+	// Buffer the rows that a row still to come can match; pad the others
+	// that matched nothing, if their side is preserved.
+	o.keep = o.keep[:0]
+	for k, r := range o.acc {
+		if ivAdd(o.accTime[k], d.hi) > h {
+			o.keep = append(o.keep, int32(k))
+		} else if d.outer && o.accFlags[k]&ivMatched == 0 {
+			o.padRows = append(o.padRows, r)
+		}
+	}
+	if len(o.keep) > 0 {
+		if err := o.buffer(input, rec); err != nil {
+			return err
+		}
+	}
+	if len(o.padRows) > 0 {
+		slices.Sort(o.padRows)
+		if err := o.emitPaddedInput(input, rec, o.padRows, out); err != nil {
+			return err
+		}
+	}
+	if err := emitLate(d.lateOutput, b, o.late, out); err != nil {
+		return err
+	}
+	return o.reportState()
+}
+
+// ivResetFlags returns buf resized to n, all zero.
+func ivResetFlags(buf []uint8, n int) []uint8 {
+	buf = slices.Grow(buf[:0], n)[:n]
+	clear(buf)
+	return buf
+}
+
+// probe finds, for each accepted row of the batch (o.acc) of side, the
+// buffered rows of the other side with an equal key hash and a time in
+// the row's interval, verifies their keys, marks both rows matched and
+// emits the pairs.
+func (o *intervalOp) probe(side int, rec arrow.RecordBatch, out arrowflow.Emitter) error {
+	d := &o.c.sides[side]
+	ob := &o.bufs[1-side]
+	rows, head, tmask, hm := ob.rows, ob.head, ob.tmask, o.hashMask
+	o.candP, o.candS = o.candP[:0], o.candS[:0]
+	for k, hash := range o.accHash {
+		hash &= hm
+		t := o.accTime[k]
+		lo, hi := ivAdd(t, d.lo), ivAdd(t, d.hi)
+		for j := head[hash&tmask]; j != 0; {
+			r := &rows[j-1]
+			if r.hash&hm == hash && r.flags&ivDead == 0 && r.time >= lo && r.time <= hi {
+				o.candP = append(o.candP, int32(k))
+				o.candS = append(o.candS, j-1)
+			}
+			j = r.next
+		}
+		if len(o.candP) >= joinOutRows {
+			if err := o.flushPairs(side, rec, out); err != nil {
+				return err
+			}
+		}
+	}
+	return o.flushPairs(side, rec, out)
+}
+
+// groupByChunk sorts the buffered row ids ids of buffer b by chunk (stably,
+// carrying along the parallel slice par when not nil) into o.sortS and
+// o.sortP, fills o.local with each row's offset in its chunk and returns
+// the chunk groups.
+func (o *intervalOp) groupByChunk(b *ivBuffer, ids, par []int32) []ivGroup {
+	n := len(ids)
+	o.chunkIx = slices.Grow(o.chunkIx[:0], n)[:n]
+	last := -1
+	for i, id := range ids {
+		if last < 0 || id < b.chunks[last].first || id >= b.chunks[last].first+b.chunks[last].n {
+			last = b.chunkOf(id)
+		}
+		o.chunkIx[i] = int32(last)
+	}
+	nc := len(b.chunks)
+	o.counts = slices.Grow(o.counts[:0], nc+1)[:nc+1]
+	clear(o.counts)
+	for _, c := range o.chunkIx {
+		o.counts[c+1]++
+	}
+	o.groups = o.groups[:0]
+	for c := 0; c < nc; c++ {
+		if cnt := o.counts[c+1]; cnt > 0 {
+			o.groups = append(o.groups, ivGroup{chunk: c, start: int(o.counts[c]), end: int(o.counts[c] + cnt)})
+		}
+		o.counts[c+1] += o.counts[c]
+	}
+	o.sortS = slices.Grow(o.sortS[:0], n)[:n]
+	o.local = slices.Grow(o.local[:0], n)[:n]
+	if par != nil {
+		o.sortP = slices.Grow(o.sortP[:0], n)[:n]
+	}
+	for i, id := range ids {
+		c := o.chunkIx[i]
+		p := o.counts[c]
+		o.counts[c]++
+		o.sortS[p] = id
+		o.local[p] = id - b.chunks[c].first
+		if par != nil {
+			o.sortP[p] = par[i]
+		}
+	}
+	return o.groups
+}
+
+// flushPairs verifies the candidate pairs' keys, marks the rows of the
+// true pairs matched, emits them, and empties the candidate lists.
+func (o *intervalOp) flushPairs(side int, rec arrow.RecordBatch, out arrowflow.Emitter) error {
+	if len(o.candP) == 0 {
+		return nil
+	}
+	d, od := &o.c.sides[side], &o.c.sides[1-side]
+	ob := &o.bufs[1-side]
+	groups := o.groupByChunk(ob, o.candS, o.candP)
+	n := len(o.candP)
+	// The probe rows' rows in the batch, in the grouped order.
+	o.ids = slices.Grow(o.ids[:0], n)[:n]
+	for i, k := range o.sortP {
+		o.ids[i] = o.acc[k]
+	}
+	o.ok = joinResetBools(o.ok, n)
+	for i := range o.ok {
+		o.ok[i] = true
+	}
+	for _, g := range groups {
+		chunk := ob.chunks[g.chunk].rec
+		pi, si, ok := o.ids[g.start:g.end], o.local[g.start:g.end], o.ok[g.start:g.end]
+		for c, eq := range o.c.keyEq {
+			pc, sc := rec.Column(d.keyIdx[c]), chunk.Column(od.keyPos[c])
+			if side == joinLeft {
+				eq(pc, sc, pi, si, ok)
+			} else {
+				eq(sc, pc, si, pi, ok)
+			}
+		}
+	}
+	// Keep the true pairs, in place, and the groups that still have any.
+	m, ng := 0, 0
+	for _, g := range groups {
+		start := m
+		for i := g.start; i < g.end; i++ {
+			if !o.ok[i] {
+				continue
+			}
+			o.ids[m], o.local[m], o.sortS[m], o.sortP[m] = o.ids[i], o.local[i], o.sortS[i], o.sortP[i]
+			m++
+		}
+		if m > start {
+			groups[ng] = ivGroup{chunk: g.chunk, start: start, end: m}
+			ng++
+		}
+	}
+	groups = groups[:ng]
+	o.candP, o.candS = o.candP[:0], o.candS[:0]
+	if m == 0 {
+		return nil
+	}
+	for i := 0; i < m; i++ {
+		o.accFlags[o.sortP[i]] |= ivMatched
+		ob.rows[o.sortS[i]].flags |= ivMatched
+	}
+	var srcs [2]ivSource
+	srcs[side] = ivSource{rec: rec, idx: o.ids[:m], pos: d.outIdx}
+	srcs[1-side] = ivSource{buf: ob, groups: groups, local: o.local[:m], pos: od.outPos}
+	o.stats.Pairs += int64(m)
+	return o.emit(srcs, m, out)
+}
+
+// ivSource is where one side's columns of output rows come from: rows
+// idx of an input batch rec, rows of a buffer (local offsets, grouped by
+// chunk), or nothing (NULLs). pos lists the output columns' indexes in
+// rec or in the buffer's stored schema.
+type ivSource struct {
+	rec    arrow.RecordBatch
+	idx    []int32
+	buf    *ivBuffer
+	groups []ivGroup
+	local  []int32
+	pos    []int
+}
+
+// emit emits n output rows, gathering each side's columns from its
+// source.
+func (o *intervalOp) emit(srcs [2]ivSource, n int, out arrowflow.Emitter) error {
+	cols := make([]arrow.Array, 0, o.c.out.NumFields())
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for s, src := range srcs {
+		for k := range o.c.sides[s].outIdx {
+			f := o.c.out.Field(len(cols))
+			var col arrow.Array
+			var err error
+			switch {
+			case src.rec != nil:
+				col, err = kernels.Take(o.mem, src.rec.Column(src.pos[k]), src.idx)
+			case src.buf != nil:
+				col, err = o.gatherBuffered(src, src.pos[k])
+			default:
+				col = array.MakeArrayOfNull(o.mem, f.Type, n)
+			}
+			if err != nil {
+				return fmt.Errorf("interval join %s: output column %q: %w", o.info.Name, f.Name, err)
+			}
+			cols = append(cols, col)
+		}
+	}
+	o.stats.OutputRows += int64(n)
+	return out.Emit(arrowflow.NewBatch(array.NewRecordBatch(o.c.out, cols, int64(n))))
+}
+
+// gatherBuffered gathers stored column p of the source's buffered rows:
+// one Take per chunk, concatenated when the rows span several chunks.
+func (o *intervalOp) gatherBuffered(src ivSource, p int) (arrow.Array, error) {
+	chunks := src.buf.chunks
+	if len(src.groups) == 1 {
+		g := src.groups[0]
+		return kernels.Take(o.mem, chunks[g.chunk].rec.Column(p), src.local[g.start:g.end])
+	}
+	parts := make([]arrow.Array, 0, len(src.groups))
+	defer func() {
+		for _, a := range parts {
+			a.Release()
+		}
+	}()
+	for _, g := range src.groups {
+		a, err := kernels.Take(o.mem, chunks[g.chunk].rec.Column(p), src.local[g.start:g.end])
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, a)
+	}
+	return array.Concatenate(parts, o.mem)
+}
+
+// emitPaddedInput emits rows of an input batch of side with NULLs for the
+// other side's columns.
+func (o *intervalOp) emitPaddedInput(side int, rec arrow.RecordBatch, rows []int32, out arrowflow.Emitter) error {
+	for len(rows) > 0 {
+		n := min(len(rows), joinOutRows)
+		var srcs [2]ivSource
+		srcs[side] = ivSource{rec: rec, idx: rows[:n], pos: o.c.sides[side].outIdx}
+		o.stats.PaddedRows += int64(n)
+		if err := o.emit(srcs, n, out); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+// buffer appends the accepted rows o.keep (indexes in o.acc) of the batch
+// rec to side's buffer, as one chunk: the stored columns are shared with
+// rec when every row of rec is kept, and gathered otherwise.
+func (o *intervalOp) buffer(side int, rec arrow.RecordBatch) error {
+	d := &o.c.sides[side]
+	b := &o.bufs[side]
+	if len(b.rows)+len(o.keep) > math.MaxInt32-1 {
+		return fmt.Errorf("interval join %s: more than %d %s rows buffered in one subtask; raise the parallelism or narrow the interval", o.info.Name, math.MaxInt32, d.name)
+	}
+	cols := make([]arrow.Array, len(d.storeIdx))
+	for k, i := range d.storeIdx {
+		cols[k] = rec.Column(i)
+	}
+	proj := array.NewRecordBatch(d.stored, cols, rec.NumRows())
+	if len(o.keep) != int(rec.NumRows()) { // o.acc is increasing: equal length means every row
+		o.ids = slices.Grow(o.ids[:0], len(o.keep))[:len(o.keep)]
+		for i, k := range o.keep {
+			o.ids[i] = o.acc[k]
+		}
+		taken, err := kernels.TakeRecord(o.mem, proj, o.ids)
+		proj.Release()
+		if err != nil {
+			return fmt.Errorf("interval join %s: %w", o.info.Name, err)
+		}
+		proj = taken
+	}
+	from := len(b.rows)
+	minExp := int64(math.MaxInt64)
+	b.grow(len(o.keep))
+	for _, k := range o.keep {
+		b.rows = append(b.rows, ivRow{hash: o.accHash[k], time: o.accTime[k], flags: o.accFlags[k] & ivMatched})
+		minExp = min(minExp, ivAdd(o.accTime[k], d.hi))
+	}
+	return o.addChunk(side, proj, from, minExp)
+}
+
+// addChunk appends rec, holding row ids [from, len(rows)) (already in
+// rows), as a chunk of side's buffer, indexes the rows, and concatenates
+// a trailing run of small chunks.
+func (o *intervalOp) addChunk(side int, rec arrow.RecordBatch, from int, minExp int64) error {
+	b := &o.bufs[side]
+	n := int32(len(b.rows) - from)
+	c := ivChunk{rec: rec, first: int32(from), n: n, live: n, minExpiry: minExp, bytes: joinRecordBytes(rec)}
+	b.chunks = append(b.chunks, c)
+	b.live += int(n)
+	b.bytes += c.bytes
+	b.add(from, o.hashMask)
+	// Small chunks are concatenated by tiers, joinCompactRun at a time:
+	// sixteen chunks of under 16 rows make one of at least 16, sixteen of
+	// those one of at least 256, and so on up to joinSmallChunk rows, so
+	// that each row is copied at most a few times.
+	for {
+		last := b.chunks[len(b.chunks)-1]
+		if last.n >= joinSmallChunk {
+			return nil
+		}
+		tier, run := ivTier(last.n), 0
+		for run < len(b.chunks) {
+			t := b.chunks[len(b.chunks)-1-run]
+			if t.rec == nil || t.n >= joinSmallChunk || ivTier(t.n) != tier {
+				break
+			}
+			run++
+		}
+		if run < joinCompactRun {
+			return nil
+		}
+		if err := o.mergeChunks(side, len(b.chunks)-run, len(b.chunks)); err != nil {
+			return err
+		}
+	}
+}
+
+// ivTier is the floor of the base-16 logarithm of n.
+func ivTier(n int32) int {
+	t := 0
+	for ; n >= 16; n >>= 4 {
+		t++
+	}
+	return t
+}
+
+// mergeChunks concatenates chunks [from, to) of side's buffer (each with
+// its record) into one; their row ids are consecutive, so the index does
+// not change.
+func (o *intervalOp) mergeChunks(side, from, to int) error {
+	b := &o.bufs[side]
+	run := b.chunks[from:to]
+	recs := make([]arrow.RecordBatch, len(run))
+	for i, c := range run {
+		recs[i] = c.rec
+	}
+	merged, err := ivConcat(o.mem, o.c.sides[side].stored, recs)
+	if err != nil {
+		return fmt.Errorf("interval join %s: %w", o.info.Name, err)
+	}
+	m := ivChunk{rec: merged, first: run[0].first, minExpiry: math.MaxInt64, bytes: joinRecordBytes(merged)}
+	for _, c := range run {
+		m.n += c.n
+		m.live += c.live
+		m.minExpiry = min(m.minExpiry, c.minExpiry)
+		b.bytes -= c.bytes
+		c.rec.Release()
+	}
+	b.bytes += m.bytes
+	b.chunks[from] = m
+	b.chunks = slices.Delete(b.chunks, from+1, to)
+	return nil
+}
+
+// ivConcat concatenates records of one schema.
+func ivConcat(mem memory.Allocator, schema *arrow.Schema, recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, schema.NumFields())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	parts := make([]arrow.Array, len(recs))
+	var n int64
+	for _, r := range recs {
+		n += r.NumRows()
+	}
+	for i := range cols {
+		for k, r := range recs {
+			parts[k] = r.Column(i)
+		}
+		col, err := array.Concatenate(parts, mem)
+		if err != nil {
+			return nil, fmt.Errorf("concatenating buffered %q: %w", schema.Field(i).Name, err)
+		}
+		cols[i] = col
+	}
+	return array.NewRecordBatch(schema, cols, n), nil
+}
+
+func (o *intervalOp) ProcessWatermark(wm arrowflow.EventTime, out arrowflow.Emitter) error {
+	if wm <= o.wm {
+		return out.EmitWatermark(wm)
+	}
+	o.wm = wm
+	h := o.horizon()
+	for side := range o.bufs {
+		if err := o.expire(side, h, out); err != nil {
+			return err
+		}
+	}
+	if err := o.reportState(); err != nil {
+		return err
+	}
+	return out.EmitWatermark(wm)
+}
+
+// expire drops side's buffered rows that no row later than h can match
+// (t+hi <= h), emitting the unmatched ones padded if the side is
+// preserved, and compacts the buffer when dropped rows outnumber live
+// ones.
+func (o *intervalOp) expire(side int, h int64, out arrowflow.Emitter) error {
+	b := &o.bufs[side]
+	if b.live == 0 {
+		return nil
+	}
+	d := &o.c.sides[side]
+	pad := o.ids[:0]
+	for ci := range b.chunks {
+		c := &b.chunks[ci]
+		if c.live == 0 || c.minExpiry > h {
+			continue
+		}
+		next := int64(math.MaxInt64)
+		rows := b.rows[c.first : c.first+c.n]
+		for i := range rows {
+			r := &rows[i]
+			if r.flags&ivDead != 0 {
+				continue
+			}
+			e := ivAdd(r.time, d.hi)
+			if e > h {
+				next = min(next, e)
+				continue
+			}
+			r.flags |= ivDead
+			c.live--
+			b.live--
+			if d.outer && r.flags&ivMatched == 0 {
+				pad = append(pad, c.first+int32(i))
+			}
+		}
+		c.minExpiry = next
+	}
+	o.ids = pad
+	for len(pad) > 0 {
+		n := min(len(pad), joinOutRows)
+		groups := o.groupByChunk(b, pad[:n], nil)
+		var srcs [2]ivSource
+		srcs[side] = ivSource{buf: b, groups: groups, local: o.local[:n], pos: d.outPos}
+		o.stats.PaddedRows += int64(n)
+		if err := o.emit(srcs, n, out); err != nil {
+			return err
+		}
+		pad = pad[n:]
+	}
+	if b.live == 0 {
+		b.release()
+		return nil
+	}
+	for ci := range b.chunks {
+		if c := &b.chunks[ci]; c.live == 0 && c.rec != nil {
+			c.rec.Release()
+			c.rec = nil
+			b.bytes -= c.bytes
+			c.bytes = 0
+		}
+	}
+	if dead := len(b.rows) - b.live; dead >= o.purgeMin && dead > b.live {
+		return o.compact(side)
+	}
+	return nil
+}
+
+// compact rewrites side's buffer without its dead rows, in place (a row
+// only moves to a lower id): chunks that are all live are kept as they
+// are, partly live ones are gathered, runs of small chunks are
+// concatenated, and the rows are re-indexed.
+func (o *intervalOp) compact(side int) error {
+	b := &o.bufs[side]
+	// Gather the partly live chunks first, so that a failure leaves the
+	// buffer as it was.
+	taken := make([]arrow.RecordBatch, len(b.chunks))
+	for ci, c := range b.chunks {
+		if c.live == 0 || c.live == c.n {
+			continue
+		}
+		o.local = o.local[:0]
+		for i, r := range b.rows[c.first : c.first+c.n] {
+			if r.flags&ivDead == 0 {
+				o.local = append(o.local, int32(i))
+			}
+		}
+		rec, err := kernels.TakeRecord(o.mem, c.rec, o.local)
+		if err != nil {
+			for _, t := range taken {
+				if t != nil {
+					t.Release()
+				}
+			}
+			return fmt.Errorf("interval join %s: %w", o.info.Name, err)
+		}
+		taken[ci] = rec
+	}
+	w, nc := 0, 0
+	b.bytes = 0
+	for ci, c := range b.chunks {
+		if c.live == 0 {
+			if c.rec != nil {
+				c.rec.Release()
+			}
+			continue
+		}
+		first := w
+		for _, r := range b.rows[c.first : c.first+c.n] {
+			if r.flags&ivDead == 0 {
+				b.rows[w] = r
+				w++
+			}
+		}
+		if t := taken[ci]; t != nil {
+			c.rec.Release()
+			c.rec = t
+		}
+		nb := joinRecordBytes(c.rec)
+		b.bytes += nb
+		b.chunks[nc] = ivChunk{rec: c.rec, first: int32(first), n: c.live, live: c.live, minExpiry: c.minExpiry, bytes: nb}
+		nc++
+	}
+	clear(b.chunks[nc:])
+	b.chunks, b.rows = b.chunks[:nc], b.rows[:w]
+	if cap(b.rows) > ivKeepRows && cap(b.rows) > 4*w {
+		// The buffer shrank a lot: give the memory back.
+		rows := make([]ivRow, w, 2*w)
+		copy(rows, b.rows)
+		b.rows = rows
+	}
+	b.reindex(o.hashMask, 2*w)
+	// Concatenate runs of small chunks.
+	for i := 0; i < len(b.chunks); i++ {
+		j := i
+		for j < len(b.chunks) && b.chunks[j].n < joinSmallChunk {
+			j++
+		}
+		if j-i >= 2 {
+			if err := o.mergeChunks(side, i, j); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Finish emits the unmatched rows of the preserved sides still buffered:
+// the inputs have ended, no row will come.
+func (o *intervalOp) Finish(out arrowflow.Emitter) error {
+	o.wm = arrowflow.MaxEventTime
+	for side := range o.bufs {
+		if err := o.expire(side, math.MaxInt64, out); err != nil {
+			return err
+		}
+	}
+	return o.reportState()
+}
+
+// SnapshotState writes each side's live buffered rows as one table
+// (interval_left, interval_right): the key group, the matched flag, then
+// the stored columns; and the watermark as a second table.
+func (o *intervalOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
+	for side := range o.bufs {
+		b := &o.bufs[side]
+		for _, c := range b.chunks {
+			if c.live == 0 {
+				continue
+			}
+			if err := o.writeChunk(w, side, c); err != nil {
+				return err
+			}
+		}
+	}
+	return writeMeta(o.mem, o.wm, w)
+}
+
+func (o *intervalOp) writeChunk(w state.SnapshotWriter, side int, c ivChunk) error {
+	d := &o.c.sides[side]
+	rows := o.bufs[side].rows[c.first : c.first+c.n]
+	rec := c.rec
+	rec.Retain()
+	defer func() { rec.Release() }()
+	if c.live < c.n {
+		o.local = o.local[:0]
+		for i, r := range rows {
+			if r.flags&ivDead == 0 {
+				o.local = append(o.local, int32(i))
+			}
+		}
+		taken, err := kernels.TakeRecord(o.mem, c.rec, o.local)
+		if err != nil {
+			return fmt.Errorf("interval join %s: snapshot: %w", o.info.Name, err)
+		}
+		rec.Release()
+		rec = taken
+	}
+	kb := array.NewUint16Builder(o.mem)
+	defer kb.Release()
+	mb := array.NewBooleanBuilder(o.mem)
+	defer mb.Release()
+	kb.Reserve(int(c.live))
+	mb.Reserve(int(c.live))
+	for _, r := range rows {
+		if r.flags&ivDead != 0 {
+			continue
+		}
+		kg := o.info.KeyGroups.Start
+		if !o.c.keyless {
+			kg = kernels.KeyGroupOf(r.hash, o.info.MaxParallelism)
+		}
+		kb.UnsafeAppend(uint16(kg))
+		mb.UnsafeAppend(r.flags&ivMatched != 0)
+	}
+	kcol, mcol := kb.NewArray(), mb.NewArray()
+	defer kcol.Release()
+	defer mcol.Release()
+	snap := array.NewRecordBatch(d.state, append([]arrow.Array{kcol, mcol}, rec.Columns()...), int64(c.live))
+	defer snap.Release()
+	return w.Write(d.table, snap)
+}
+
+// RestoreState loads the buffered rows of the key groups this subtask
+// owns, from one or more old subtasks' snapshots. Rows without keys
+// belong to the first key group of the subtask that wrote them.
+func (o *intervalOp) RestoreState(r state.SnapshotReader) error {
+	wm, sawMeta, err := readMeta(r)
+	if err != nil {
+		return err
+	}
+	if sawMeta {
+		o.wm = wm
+	}
+	tables := r.Tables()
+	for side := range o.c.sides {
+		d := &o.c.sides[side]
+		if !slices.Contains(tables, d.table) {
+			continue
+		}
+		err := r.Read(d.table, func(rec arrow.RecordBatch) error { return o.restoreChunk(side, rec) })
+		if err != nil {
+			return err
+		}
+	}
+	return o.reportState()
+}
+
+func (o *intervalOp) restoreChunk(side int, rec arrow.RecordBatch) error {
+	d := &o.c.sides[side]
+	if !rec.Schema().Equal(d.state) {
+		return fmt.Errorf("interval join %s: snapshot %s state schema %s does not match this job's %s", o.info.Name, d.name, rec.Schema(), d.state)
+	}
+	n := int(rec.NumRows())
+	if n == 0 {
+		return nil
+	}
+	stored := array.NewRecordBatch(d.stored, rec.Columns()[2:], int64(n))
+	defer stored.Release()
+	hashes := make([]uint64, n)
+	if !o.c.keyless {
+		keys := make([]arrow.Array, len(d.keyPos))
+		for k, p := range d.keyPos {
+			keys[k] = stored.Column(p)
+		}
+		if err := kernels.HashColumns(keys, nil, hashes); err != nil {
+			return fmt.Errorf("interval join %s: restoring %s rows: %w", o.info.Name, d.name, err)
+		}
+	}
+	kgs := rec.Column(0).(*array.Uint16)
+	matched := rec.Column(1).(*array.Boolean)
+	ts := stored.Column(d.timePos).(*array.Timestamp)
+	sel := o.local[:0]
+	for i := 0; i < n; i++ {
+		if o.info.KeyGroups.Contains(int(kgs.Value(i))) {
+			sel = append(sel, int32(i))
+		}
+	}
+	o.local = sel
+	if len(sel) == 0 {
+		return nil
+	}
+	b := &o.bufs[side]
+	if len(b.rows)+len(sel) > math.MaxInt32-1 {
+		return fmt.Errorf("interval join %s: more than %d %s rows to restore in one subtask; raise the parallelism", o.info.Name, math.MaxInt32, d.name)
+	}
+	from := len(b.rows)
+	minExp := int64(math.MaxInt64)
+	b.grow(len(sel))
+	for _, i := range sel {
+		t := int64(arrowflow.TimestampToEventTime(ts.Value(int(i)), d.timeUnit))
+		var f uint8
+		if matched.Value(int(i)) {
+			f = ivMatched
+		}
+		b.rows = append(b.rows, ivRow{hash: hashes[i], time: t, flags: f})
+		minExp = min(minExp, ivAdd(t, d.hi))
+	}
+	keep := stored
+	if len(sel) < n {
+		taken, err := kernels.TakeRecord(o.mem, stored, sel)
+		if err != nil {
+			b.rows = b.rows[:from]
+			return fmt.Errorf("interval join %s: restoring %s rows: %w", o.info.Name, d.name, err)
+		}
+		keep = taken
+	} else {
+		keep.Retain()
+	}
+	return o.addChunk(side, keep, from, minExp)
+}
+
+func (o *intervalOp) Close() error {
+	for i := range o.bufs {
+		o.bufs[i].release()
+	}
+	if o.info != nil {
+		_ = o.info.StateBudget.Set(0, 0)
+	}
+	return nil
+}
