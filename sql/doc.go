@@ -10,9 +10,10 @@
 // follows Flink SQL, which is Apache Calcite's grammar with Flink's
 // extensions: a script that Flink accepts should parse here. Keywords are
 // case-insensitive; names keep their spelling (Flink names are
-// case-sensitive) and whether they were quoted with backticks. Fewer words
-// are reserved than in Flink (VALUE, DATE, TIMESTAMP, KEY, ... are names
-// where the grammar allows), never more for the constructs both accept.
+// case-sensitive) and whether they were quoted with backticks. The words
+// reserved here (FROM, ORDER, TABLE, ...) are reserved in Flink too; many
+// that Flink reserves (VALUE, DATE, TIMESTAMP, USER, ...) are names here
+// where the grammar allows.
 //
 // Statements: CREATE [TEMPORARY] TABLE with physical, computed (AS expr)
 // and metadata (METADATA [FROM 'key'] [VIRTUAL]) columns, a WATERMARK,

@@ -25,15 +25,15 @@ type Error struct {
 // around the error's column.
 const maxShownLine = 120
 
-// Error returns "line L:C: msg", then the source line with a caret under
-// the column, then "hint: ..." when there is a hint.
+// Error returns "line L:C: msg", then (when Src is set) the source line
+// with a caret under the column, then "hint: ..." when there is a hint.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("line ")
 	b.WriteString(e.Pos.String())
 	b.WriteString(": ")
 	b.WriteString(e.Msg)
-	if e.Src != "" || e.Pos.Col > 0 {
+	if e.Src != "" {
 		line, col := clipLine(e.Src, e.Pos.Col)
 		b.WriteString("\n")
 		b.WriteString(line)
@@ -108,6 +108,9 @@ func lineAt(src string, n int) string {
 // double quotes, or "end of input".
 func describe(t *token) string {
 	if t.kind == tokEOF {
+		if t.text != "" { // the "*/" ending a hint
+			return strconv.Quote(t.text)
+		}
 		return "end of input"
 	}
 	s := t.text

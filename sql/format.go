@@ -427,7 +427,21 @@ func (w *writer) selectExpr(n *Select) {
 	}
 	if len(n.GroupBy) > 0 {
 		w.s(" GROUP BY ")
-		w.exprs(n.GroupBy)
+		for i, e := range n.GroupBy {
+			if i > 0 {
+				w.s(", ")
+			}
+			// An expression starting with a call of a function named
+			// ROLLUP or CUBE would read as the grouping construct.
+			if f, ok := leftmost(e).(*FuncCall); ok && !f.NoParens && len(f.Name.Parts) == 1 && !f.Name.Parts[0].Quoted &&
+				(strings.EqualFold(f.Name.Parts[0].Name, "ROLLUP") || strings.EqualFold(f.Name.Parts[0].Name, "CUBE")) {
+				w.s("(")
+				w.expr(e, 0)
+				w.s(")")
+				continue
+			}
+			w.expr(e, 0)
+		}
 	}
 	if n.Having != nil {
 		w.s(" HAVING ")
@@ -660,10 +674,9 @@ func (w *writer) exprInner(e Expr) {
 		}
 		w.s(n.Op.String())
 		if u, ok := n.Expr.(*Unary); ok && u.Op != OpNot {
-			w.s("(") // never "--", which starts a comment
-			w.expr(u, 0)
-			w.s(")")
-			return
+			// "- -a", never "--a" (a comment) nor "-(-a)", which nests
+			// deeper than the input may have.
+			w.s(" ")
 		}
 		w.expr(n.Expr, precUnary)
 	case *Binary:
@@ -872,6 +885,12 @@ func (w *writer) funcCall(f *FuncCall) {
 	}
 	plain := len(f.Name.Parts) == 1 && !f.Name.Parts[0].Quoted && !f.Star && !f.Distinct &&
 		f.Filter == nil && f.Over == nil
+	for _, a := range f.Args {
+		switch a.(type) {
+		case *NamedArg, *TableArg: // only in the comma form
+			plain = false
+		}
+	}
 	up := ""
 	if plain {
 		up = strings.ToUpper(f.Name.Parts[0].Name)
@@ -915,7 +934,14 @@ func (w *writer) funcCall(f *FuncCall) {
 		return
 	case (up == "FLOOR" || up == "CEIL" || up == "CEILING") && len(a) == 2 && unitAt(1):
 		w.s(name, "(")
-		w.expr(a[0], 0)
+		if endsWithOpenInterval(a[0]) {
+			// INTERVAL '1' DAY TO HOUR would read as one interval.
+			w.s("(")
+			w.expr(a[0], 0)
+			w.s(")")
+		} else {
+			w.expr(a[0], 0)
+		}
 		w.s(" TO ")
 		w.expr(a[1], 0)
 		w.s(")")
@@ -925,6 +951,30 @@ func (w *writer) funcCall(f *FuncCall) {
 	switch {
 	case f.Star:
 		w.s("*")
+	case (up == "TIMESTAMPADD" || up == "TIMESTAMPDIFF") && len(a) > 0 && isUnitRef(a[0]):
+		// A column named like a unit would read as the unit.
+		w.s("(")
+		w.expr(a[0], 0)
+		w.s(")")
+		for _, e := range a[1:] {
+			w.s(", ")
+			w.expr(e, 0)
+		}
+	case len(a) > 0 && !f.Distinct && len(f.Name.Parts) == 1 && !f.Name.Parts[0].Quoted &&
+		strings.EqualFold(f.Name.Parts[0].Name, "POSITION"):
+		// A first argument starting "x IN" would read as POSITION(x IN
+		// b); one starting with NOT does not parse there.
+		if leadingInOrNot(a[0]) {
+			w.s("(")
+			w.expr(a[0], 0)
+			w.s(")")
+		} else {
+			w.expr(a[0], 0)
+		}
+		for _, e := range a[1:] {
+			w.s(", ")
+			w.expr(e, 0)
+		}
 	default:
 		if f.Distinct {
 			w.s("DISTINCT ")
@@ -986,13 +1036,111 @@ func (w *writer) bound(b *FrameBound) {
 		w.s("UNBOUNDED FOLLOWING")
 	case CurrentRow:
 		w.s("CURRENT ROW")
-	case Preceding:
-		w.expr(b.Offset, precAdd)
-		w.s(" PRECEDING")
-	case Following:
-		w.expr(b.Offset, precAdd)
-		w.s(" FOLLOWING")
+	case Preceding, Following:
+		// A column named UNBOUNDED would read as the keyword.
+		if r, ok := b.Offset.(*Ref); ok && len(r.Parts) == 1 && !r.Parts[0].Quoted && strings.EqualFold(r.Parts[0].Name, "UNBOUNDED") {
+			w.s("(")
+			w.exprInner(r)
+			w.s(")")
+		} else {
+			w.expr(b.Offset, precAdd)
+		}
+		if b.Kind == Preceding {
+			w.s(" PRECEDING")
+		} else {
+			w.s(" FOLLOWING")
+		}
 	}
+}
+
+// leftmost returns the operand e starts with when printed without
+// parentheses: a for a + b, x for x IS NULL or x.f.
+func leftmost(e Expr) Expr {
+	for {
+		switch n := e.(type) {
+		case *Binary:
+			e = n.Left
+		case *Is:
+			e = n.Expr
+		case *Between:
+			e = n.Expr
+		case *In:
+			e = n.Expr
+		case *Like:
+			e = n.Expr
+		case *FieldAccess:
+			e = n.Expr
+		case *Index:
+			e = n.Expr
+		default:
+			return e
+		}
+	}
+}
+
+// leadingInOrNot reports whether e, printed, starts with an additive
+// operand followed by IN, or with NOT.
+func leadingInOrNot(e Expr) bool {
+	for {
+		switch n := e.(type) {
+		case *Binary:
+			if exprPrec(n) >= precAdd {
+				return false
+			}
+			e = n.Left
+		case *Is:
+			e = n.Expr
+		case *Between:
+			e = n.Expr
+		case *Like:
+			e = n.Expr
+		case *In:
+			if !n.Not && exprPrec(n.Expr) >= precAdd {
+				return true
+			}
+			e = n.Expr
+		case *Unary:
+			return n.Op == OpNot
+		default:
+			return false
+		}
+	}
+}
+
+// endsWithOpenInterval reports whether e, printed, ends with an interval
+// literal of a single unit, which a following "TO unit" would extend.
+func endsWithOpenInterval(e Expr) bool {
+	for {
+		switch n := e.(type) {
+		case *IntervalLit:
+			return n.Qualifier.End == UnitNone
+		case *Binary:
+			e = n.Right
+		case *Unary:
+			e = n.Expr
+		case *Between:
+			e = n.High
+		case *Like:
+			if n.Escape != nil {
+				e = n.Escape
+			} else {
+				e = n.Pattern
+			}
+		default:
+			return false
+		}
+	}
+}
+
+// isUnitRef reports whether e is an unquoted one-part column reference
+// spelled like a time unit.
+func isUnitRef(e Expr) bool {
+	r, ok := e.(*Ref)
+	if !ok || len(r.Parts) != 1 || r.Parts[0].Quoted {
+		return false
+	}
+	_, unit := timeUnitWords[strings.ToUpper(r.Parts[0].Name)]
+	return unit
 }
 
 // ---------------------------------------------------------------------------

@@ -3,6 +3,7 @@ package sql
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -11,55 +12,75 @@ import (
 // positions, and returns the path of the first difference ("" when
 // equal). Nil and empty slices are equal.
 func diffIgnoringPos(a, b any) string {
-	return diffValues(reflect.ValueOf(a), reflect.ValueOf(b), "")
+	var path []string // built only on a difference, innermost first
+	if !diffValues(reflect.ValueOf(a), reflect.ValueOf(b), &path) {
+		return ""
+	}
+	slices.Reverse(path)
+	return strings.Join(path, "")
 }
 
 var posType = reflect.TypeOf(Pos{})
 
-func diffValues(a, b reflect.Value, path string) string {
+// diffValues reports whether a and b differ, appending to path the steps
+// to the difference, from the innermost.
+func diffValues(a, b reflect.Value, path *[]string) bool {
 	if a.IsValid() != b.IsValid() {
-		return path + ": one side missing"
+		*path = append(*path, ": one side missing")
+		return true
 	}
 	if !a.IsValid() {
-		return ""
+		return false
 	}
 	if a.Type() != b.Type() {
-		return fmt.Sprintf("%s: %s vs %s", path, a.Type(), b.Type())
+		*path = append(*path, fmt.Sprintf(": %s vs %s", a.Type(), b.Type()))
+		return true
 	}
 	if a.Type() == posType {
-		return ""
+		return false
 	}
 	switch a.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if a.IsNil() || b.IsNil() {
 			if a.IsNil() != b.IsNil() {
-				return path + ": nil vs non-nil"
+				*path = append(*path, ": nil vs non-nil")
+				return true
 			}
-			return ""
+			return false
 		}
 		return diffValues(a.Elem(), b.Elem(), path)
 	case reflect.Struct:
 		for i := 0; i < a.NumField(); i++ {
-			if d := diffValues(a.Field(i), b.Field(i), path+"."+a.Type().Field(i).Name); d != "" {
-				return d
+			if diffValues(a.Field(i), b.Field(i), path) {
+				*path = append(*path, "."+a.Type().Field(i).Name)
+				return true
 			}
 		}
-		return ""
+		return false
 	case reflect.Slice:
 		if a.Len() != b.Len() {
-			return fmt.Sprintf("%s: length %d vs %d", path, a.Len(), b.Len())
+			*path = append(*path, fmt.Sprintf(": length %d vs %d", a.Len(), b.Len()))
+			return true
 		}
 		for i := 0; i < a.Len(); i++ {
-			if d := diffValues(a.Index(i), b.Index(i), fmt.Sprintf("%s[%d]", path, i)); d != "" {
-				return d
+			if diffValues(a.Index(i), b.Index(i), path) {
+				*path = append(*path, fmt.Sprintf("[%d]", i))
+				return true
 			}
 		}
-		return ""
+		return false
+	case reflect.String:
+		if a.String() != b.String() {
+			*path = append(*path, fmt.Sprintf(": %q vs %q", a.String(), b.String()))
+			return true
+		}
+		return false
 	default:
 		if a.Interface() != b.Interface() {
-			return fmt.Sprintf("%s: %v vs %v", path, a.Interface(), b.Interface())
+			*path = append(*path, fmt.Sprintf(": %v vs %v", a.Interface(), b.Interface()))
+			return true
 		}
-		return ""
+		return false
 	}
 }
 
@@ -141,7 +162,7 @@ var canonicalCases = []struct{ src, want string }{
 	{"SELECT a FROM t ORDER BY a ASC", "SELECT a FROM t ORDER BY a"},
 	{"SELECT ALL a FROM t", "SELECT a FROM t"},
 	{"SELECT a FROM t GROUP BY ()", "SELECT a FROM t GROUP BY GROUPING SETS (())"},
-	{"SELECT - - 1, -(-1), - -a FROM t", "SELECT -(-1), -(-1), -(-a) FROM t"},
+	{"SELECT - - 1, -(-1), - -a, +-+a FROM t", "SELECT - -1, - -1, - -a, + - +a FROM t"},
 	{"SELECT (((a))) FROM ((t))", "SELECT a FROM t"},
 	{"((SELECT a FROM t))", "SELECT a FROM t"},
 	{"SELECT a FROM t a (x, y)", "SELECT a FROM t AS a (x, y)"},
@@ -154,6 +175,32 @@ var canonicalCases = []struct{ src, want string }{
 	{"CREATE TABLE t (id BIGINT PRIMARY KEY NOT ENFORCED, v STRING) WITH ('connector' = 'x')",
 		"CREATE TABLE t (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'x')"},
 	{"INSERT INTO t (a, b) (SELECT a, b FROM u)", "INSERT INTO t (a, b) SELECT a, b FROM u"},
+	{"SELECT (1).x, (1.5).y, ('a').z, (array)[1], `map`['k'], (t).a.b FROM t", "SELECT (1).x, (1.5).y, 'a'.z, (array)[1], `map`['k'], t.a.b FROM t"},
+	{"SELECT date, date(x), timestamp, `select`, time FROM t", "SELECT date, date(x), timestamp, `select`, time FROM t"},
+	{"SELECT a FROM (t) AS x JOIN (u) ON TRUE", "SELECT a FROM t AS x JOIN u ON TRUE"},
+	{"SELECT a FROM t AS qualify", "SELECT a FROM t AS qualify"},
+	{"SELECT /*+ */ a FROM t /*+*/", "SELECT a FROM t"},
+	{"SELECT POSITION((a IN (1))), POSITION((CASE WHEN a IN (1) THEN 1 END)), POSITION((a IN (1)), b, c) OVER () FROM t",
+		"SELECT POSITION((a IN (1))), POSITION(CASE WHEN a IN (1) THEN 1 END), POSITION((a IN (1)), b, c) OVER () FROM t"},
+	{"SELECT SUBSTRING((a IS DISTINCT FROM b)), SUBSTRING(a IS DISTINCT FROM b FROM 2), FLOOR((INTERVAL '1 00:00:00' DAY TO SECOND)) FROM t",
+		"SELECT SUBSTRING(a IS DISTINCT FROM b), SUBSTRING(a IS DISTINCT FROM b, 2), FLOOR(INTERVAL '1 00:00:00' DAY TO SECOND) FROM t"},
+	{"SELECT SUBSTRING(SUBSTRING(s FROM 1) FROM 2), POSITION(a || b IN c), POSITION(x = 1), FLOOR(x, y), OVERLAY(s, t) FROM t",
+		"SELECT SUBSTRING(SUBSTRING(s, 1), 2), POSITION(a || b IN c), POSITION(x = 1), FLOOR(x, y), OVERLAY(s, t) FROM t"},
+	{"SELECT POSITION((x IN (1)) AND y), POSITION((NOT x)), POSITION(x NOT IN (1)), POSITION(a AND NOT b), POSITION((x IN (1)) = y) FROM t",
+		"SELECT POSITION((x IN (1) AND y)), POSITION((NOT x)), POSITION(x NOT IN (1)), POSITION(a AND NOT b), POSITION((x IN (1) = y)) FROM t"},
+	{"SELECT SUBSTRING(DISTINCT s), SUBSTRING(*), FLOOR(), POSITION(x => 1), FLOOR(TABLE t) FROM t",
+		"SELECT SUBSTRING(DISTINCT s), SUBSTRING(*), FLOOR(), POSITION(x => 1), FLOOR(TABLE t) FROM t"},
+	{"SELECT OVERLAY(x => 1, b, c), POSITION(a, TABLE t), POSITION(x => 1, b) FROM t",
+		"SELECT OVERLAY(x => 1, b, c), POSITION(a, TABLE t), POSITION(x => 1, b) FROM t"},
+	{"SELECT sum(a) OVER (ROWS BETWEEN (unbounded) PRECEDING AND (UNBOUNDED) FOLLOWING) FROM t",
+		"SELECT sum(a) OVER (ROWS BETWEEN (unbounded) PRECEDING AND (UNBOUNDED) FOLLOWING) FROM t"},
+	{"SELECT FLOOR((INTERVAL '1' DAY) TO HOUR), CEIL((x + INTERVAL '1' DAY) TO DAY), FLOOR((INTERVAL '1 2' DAY TO HOUR) TO DAY) FROM t",
+		"SELECT FLOOR((INTERVAL '1' DAY) TO HOUR), CEIL((x + INTERVAL '1' DAY) TO DAY), FLOOR(INTERVAL '1 2' DAY TO HOUR TO DAY) FROM t"},
+	{"SELECT TIMESTAMPADD((day), 1, ts), TIMESTAMPADD(DAY, 1, ts), TIMESTAMPDIFF(`second`, a, b), TIMESTAMPADD((day) % 2) FROM t",
+		"SELECT TIMESTAMPADD((day), 1, ts), TIMESTAMPADD(DAY, 1, ts), TIMESTAMPDIFF(`second`, a, b), TIMESTAMPADD(day % 2) FROM t"},
+	{"SELECT a FROM t GROUP BY (ROLLUP(a)), (cube()), GROUPING SETS ((rollup), (rollup(b))), (ROLLUP(a) + 1), (cube(a).x IS NULL), rollup",
+		"SELECT a FROM t GROUP BY (ROLLUP(a)), (cube()), GROUPING SETS ((rollup), (rollup(b))), (ROLLUP(a) + 1), (cube(a).x IS NULL), rollup"},
+	{"SELECT a FROM t WHERE (NOT a) IS NULL AND (a = b) = c AND NOT (a = b)", "SELECT a FROM t WHERE (NOT a) IS NULL AND a = b = c AND NOT a = b"},
 	{"SELECT POSITION('a' IN s), OVERLAY(s PLACING 'x' FROM 2 FOR 3), EXTRACT(DAY FROM ts), FLOOR(ts TO HOUR), CEIL(x) FROM t",
 		"SELECT POSITION('a' IN s), OVERLAY(s PLACING 'x' FROM 2 FOR 3), EXTRACT(DAY FROM ts), FLOOR(ts TO HOUR), CEIL(x) FROM t"},
 }
@@ -205,7 +252,7 @@ func TestFormatParenthesizes(t *testing.T) {
 		{&Binary{Op: OpSub, Left: ref("a"), Right: &Binary{Op: OpSub, Left: ref("b"), Right: ref("c")}}, "a - (b - c)"},
 		{&Binary{Op: OpMul, Left: &Binary{Op: OpAdd, Left: ref("a"), Right: ref("b")}, Right: ref("c")}, "(a + b) * c"},
 		{&Unary{Op: OpNot, Expr: &Binary{Op: OpAnd, Left: ref("a"), Right: ref("b")}}, "NOT (a AND b)"},
-		{&Unary{Op: OpNeg, Expr: &Unary{Op: OpNeg, Expr: num("1")}}, "-(-1)"},
+		{&Unary{Op: OpNeg, Expr: &Unary{Op: OpNeg, Expr: num("1")}}, "- -1"},
 		{&FieldAccess{Expr: num("1"), Field: &Ident{Name: "x"}}, "(1).x"},
 		{&Index{Expr: ref("array"), Index: num("1")}, "(array)[1]"},
 		{&Between{Expr: ref("x"), Low: &Binary{Op: OpAnd, Left: ref("a"), Right: ref("b")}, High: ref("c")}, "x BETWEEN (a AND b) AND c"},

@@ -89,7 +89,7 @@ func lex(src string) ([]token, *Error) {
 	if strings.HasPrefix(src, "\uFEFF") { // byte order mark
 		lx.off = len("\uFEFF")
 	}
-	var toks []token
+	toks := make([]token, 0, len(src)/5+8)
 	var pending []hintBlock
 	for {
 		t, err := lx.next()

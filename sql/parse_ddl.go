@@ -179,7 +179,8 @@ func (p *parser) primaryKey(column *Ident) (*PrimaryKey, error) {
 	}
 	cols := "" // for the hint
 	if column != nil {
-		pk.Columns = []*Ident{column}
+		c := *column // a copy: no node is shared between two parents
+		pk.Columns = []*Ident{&c}
 	} else {
 		var err error
 		if pk.Columns, err = p.parenIdentList("key column"); err != nil {
@@ -422,8 +423,13 @@ func (p *parser) dataType() (*DataType, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Calcite's postfix collection form: INT ARRAY, STRING MULTISET.
+	// Calcite's postfix collection form: INT ARRAY, STRING MULTISET. Each
+	// counts as a level of nesting, as ARRAY<...> does.
 	for (p.isKw("ARRAY") || p.isKw("MULTISET")) && !p.peekIs(1, tokLt) {
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
+		defer p.leave()
 		k := p.next()
 		dt = &DataType{Pos: dt.Pos, Name: k.upper, Elems: []*DataType{dt}}
 	}

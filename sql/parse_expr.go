@@ -31,6 +31,11 @@ func (p *parser) or() (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	return p.orFrom(left)
+}
+
+// orFrom parses the rest of an OR chain whose first operand is left.
+func (p *parser) orFrom(left Expr) (Expr, error) {
 	for p.isKw("OR") {
 		op := p.next()
 		right, err := p.and()
@@ -47,6 +52,11 @@ func (p *parser) and() (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	return p.andFrom(left)
+}
+
+// andFrom parses the rest of an AND chain whose first operand is left.
+func (p *parser) andFrom(left Expr) (Expr, error) {
 	for p.isKw("AND") {
 		op := p.next()
 		right, err := p.not()
@@ -85,6 +95,13 @@ func (p *parser) comparison() (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	return p.comparisonFrom(left)
+}
+
+// comparisonFrom parses the comparisons and predicates that follow left,
+// an additive-level operand.
+func (p *parser) comparisonFrom(left Expr) (Expr, error) {
+	var err error
 	for {
 		t := p.tok()
 		if op, ok := comparisonOps[t.kind]; ok {
@@ -545,6 +562,12 @@ func (p *parser) funcCall(name *ObjectName) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	return p.callSuffix(f)
+}
+
+// callSuffix parses FILTER (WHERE ...) and OVER (...) after a call.
+func (p *parser) callSuffix(f *FuncCall) (Expr, error) {
+	var err error
 	if p.isKw("FILTER") && p.peekIs(1, tokLParen) {
 		p.next()
 		p.next()
@@ -597,15 +620,25 @@ func (p *parser) callArgs(f *FuncCall) (*FuncCall, error) {
 	} else {
 		p.acceptKw("ALL")
 	}
-	for {
+	return p.argsFrom(f, nil)
+}
+
+// argsFrom parses the arguments of f up to and including the ")", after
+// first, its first argument when already parsed.
+func (p *parser) argsFrom(f *FuncCall, first Expr) (*FuncCall, error) {
+	if first == nil {
+		var err error
+		if first, err = p.arg(); err != nil {
+			return nil, err
+		}
+	}
+	f.Args = append(f.Args, first)
+	for p.accept(tokComma) {
 		a, err := p.arg()
 		if err != nil {
 			return nil, err
 		}
 		f.Args = append(f.Args, a)
-		if !p.accept(tokComma) {
-			break
-		}
 	}
 	if !p.is(tokRParen) {
 		if isName(p.tok()) || p.is(tokString) || p.is(tokInteger) {
@@ -911,7 +944,9 @@ func (p *parser) specialCall() (Expr, error) {
 		}
 		f.Args = []Expr{u, e}
 	case "TIMESTAMPADD", "TIMESTAMPDIFF":
-		if !isTimeUnit(p.peek(2)) {
+		// The unit form is a unit word and a comma; anything else (a
+		// column named DAY in an expression) makes a plain call.
+		if !isTimeUnit(p.peek(2)) || !p.peekIs(3, tokComma) {
 			p.next()
 			return p.funcCall(name)
 		}
@@ -935,10 +970,13 @@ func (p *parser) specialCall() (Expr, error) {
 	default:
 		// POSITION(a IN b), SUBSTRING(s FROM a FOR b), OVERLAY(s PLACING r
 		// FROM a FOR b), FLOOR(x TO unit): the first argument, then the
-		// keyword; a comma instead makes a plain call.
+		// keyword; a comma or ")" instead makes a plain call. The first
+		// argument is parsed once either way, so nested calls stay linear.
 		kw := map[string]string{"POSITION": "IN", "SUBSTRING": "FROM", "OVERLAY": "PLACING",
 			"FLOOR": "TO", "CEIL": "TO", "CEILING": "TO"}[t.upper]
-		if !p.keywordForm(kw) {
+		a := p.peek(2)
+		if a.kind == tokRParen || a.kind == tokStar || (a.kind == tokIdent && (a.upper == "DISTINCT" || a.upper == "ALL" || a.upper == "TABLE")) ||
+			((a.kind == tokIdent || a.kind == tokQIdent) && p.peekIs(3, tokArrow)) {
 			p.next()
 			return p.funcCall(name)
 		}
@@ -955,7 +993,20 @@ func (p *parser) specialCall() (Expr, error) {
 			return nil, err
 		}
 		if !p.isKw(kw) {
-			return nil, p.errExpected(kw)
+			if t.upper == "POSITION" { // the rest of an expression
+				if first, err = p.comparisonFrom(first); err == nil {
+					if first, err = p.andFrom(first); err == nil {
+						first, err = p.orFrom(first)
+					}
+				}
+				if err != nil {
+					return nil, err
+				}
+			}
+			if _, err := p.argsFrom(f, first); err != nil {
+				return nil, err
+			}
+			return p.callSuffix(f)
 		}
 		p.next()
 		f.Args = []Expr{first}
@@ -991,37 +1042,6 @@ func (p *parser) specialCall() (Expr, error) {
 		return nil, err
 	}
 	return f, nil
-}
-
-// keywordForm reports whether the call whose name is the current token
-// has the keyword kw between its arguments, before any comma, outside
-// nested parentheses and brackets. Deciding by looking ahead keeps nested
-// calls linear.
-func (p *parser) keywordForm(kw string) bool {
-	depth := 0
-	for j := p.i + 2; j < len(p.toks); j++ {
-		t := &p.toks[j]
-		switch t.kind {
-		case tokLParen, tokLBracket:
-			depth++
-		case tokRParen, tokRBracket:
-			if depth == 0 {
-				return false
-			}
-			depth--
-		case tokComma:
-			if depth == 0 {
-				return false
-			}
-		case tokIdent:
-			if depth == 0 && t.upper == kw {
-				return true
-			}
-		case tokEOF, tokSemicolon:
-			return false
-		}
-	}
-	return false
 }
 
 // constructor parses ARRAY[...], MAP[...] and ROW(...).

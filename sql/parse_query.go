@@ -383,12 +383,13 @@ func (p *parser) groupBy() ([]Expr, error) {
 // expression, (a, b, ...), or () when allowEmpty.
 func (p *parser) groupingElement(allowEmpty bool) ([]Expr, error) {
 	t := p.tok()
-	if t.kind == tokIdent && (t.upper == "ROLLUP" || t.upper == "CUBE" || (t.upper == "GROUPING" && p.isKwAt(1, "SETS"))) {
+	if t.kind == tokIdent && ((t.upper == "ROLLUP" || t.upper == "CUBE") && p.peekIs(1, tokLParen) || t.upper == "GROUPING" && p.isKwAt(1, "SETS")) {
 		return nil, p.errAt(t.pos, "nested "+t.upper+" is not supported", "list the grouping sets explicitly")
 	}
-	if t.kind == tokLParen && !p.parenIsQuery(p.i) {
-		after := p.peek(p.matchOffset(p.i) + 1)
-		if m := p.matchOffset(p.i); m > 0 && (after.kind == tokComma || after.kind == tokRParen) {
+	// (a, b) is a set when its ")" ends the element; ((a + b) * 2) is an
+	// expression.
+	if m := p.matchOffset(p.i); t.kind == tokLParen && m > 0 && !p.parenIsQuery(p.i) {
+		if after := p.peek(m + 1); after.kind == tokComma || after.kind == tokRParen {
 			p.next()
 			if p.is(tokRParen) {
 				if !allowEmpty {
@@ -563,6 +564,14 @@ func (p *parser) tablePrimary() (TableExpr, error) {
 			return nil, err
 		}
 		if p.isKw("AS") || isName(p.tok()) {
+			// (t) AS x: the alias of a parenthesised table.
+			if tr, ok := te.(*TableRef); ok && tr.Alias == nil {
+				var err error
+				if tr.Alias, tr.ColumnAliases, err = p.tableAlias(); err != nil {
+					return nil, err
+				}
+				return tr, nil
+			}
 			return nil, p.errAt(p.tok().pos, "an alias of a parenthesised join is not supported",
 				"alias the tables inside the parentheses, or use a subquery: (SELECT ... FROM a JOIN b ON ...) AS x")
 		}

@@ -353,6 +353,21 @@ func (sc *scope) translate(e Expr) (kernels.Expr, error) {
 		return kernels.Cast(a, t), nil
 	case *FuncCall:
 		return sc.call(x)
+	case *TimeUnitArg:
+		return kernels.Lit(x.Unit.String()), nil
+	case *Trim:
+		s, err := sc.translate(x.Expr)
+		if err != nil {
+			return nil, err
+		}
+		fn := map[TrimMode]string{TrimBoth: "trim", TrimLeading: "ltrim", TrimTrailing: "rtrim"}[x.Mode]
+		if x.Chars != nil {
+			return nil, semErrorf(x.Pos, "TRIM of characters other than spaces is not supported")
+		}
+		if !kernelsFuncs[fn] {
+			return nil, semErrorf(x.Pos, "TRIM is not supported yet")
+		}
+		return kernels.Call(fn, s), nil
 	case *Subquery, *Exists:
 		return nil, hinted(semErrorf(e.Position(), "subqueries in expressions are not supported"), "join instead")
 	}
@@ -588,6 +603,29 @@ func (sc *scope) call(f *FuncCall) (kernels.Expr, error) {
 		return nil, hinted(semErrorf(f.Pos, "PROCTIME() only declares a processing-time column"),
 			"select it as a column (SELECT *, PROCTIME() AS p FROM t) and use it as a window TVF's DESCRIPTOR")
 	}
+	// Any other kernels function of the same name, with Flink's
+	// arguments in Flink's order (the kernels follow Flink's semantics).
+	if len(f.Name.Parts) == 1 && kernelsFuncs[strings.ToLower(name)] && !f.Star && !f.Distinct && f.Filter == nil {
+		as, err := args()
+		if err != nil {
+			return nil, err
+		}
+		return kernels.Call(strings.ToLower(name), as...), nil
+	}
 	return nil, hinted(semErrorf(f.Pos, "function %s is not supported", f.Name.String()),
 		"docs/sql.md lists the functions weir computes")
 }
+
+// kernelsFuncs are the kernels' function names.
+var kernelsFuncs = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range kernels.FuncNames() {
+		m[n] = true
+	}
+	// Operators and internal names are not SQL functions.
+	for _, op := range []string{"add", "sub", "mul", "div", "neg", "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not",
+		"in", "not_in", "between", "is_null", "is_not_null", "is_true", "is_false", "like", "extract", "floor_time", "ceil_time"} {
+		delete(m, op)
+	}
+	return m
+}()

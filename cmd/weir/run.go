@@ -97,6 +97,12 @@ epoch ended. Its status, plan and Prometheus metrics are served over HTTP
 			fmt.Fprintf(out, "job %s: parallelism %d, writes %s\n", job.Name, job.Parallelism, strings.Join(job.Sinks, ", "))
 			j, err := runWithCheckpoints(cmd.Context(), out, job.Graph, flags, arrowflow.Options{Allocator: memory.DefaultAllocator})
 			if err != nil {
+				// Interrupted (Ctrl-C, SIGTERM): the way to stop an
+				// unbounded job, not a failure (as `weir job`).
+				if cmd.Context().Err() != nil && j != nil {
+					fmt.Fprintf(out, "job %s stopped after %d committed epochs; run it again with the same checkpoint folder (%s) to resume\n", job.Name, j.EpochsCompleted(), flags.dir)
+					return nil
+				}
 				return err
 			}
 			fmt.Fprintf(out, "job %s finished: %d epochs committed\n", job.Name, j.EpochsCompleted())
