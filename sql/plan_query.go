@@ -116,12 +116,20 @@ func (p *planner) selectQuery(sel *Select) (*relation, error) {
 	if top, ok, err := p.windowTopN(sel); ok || err != nil {
 		return top, err
 	}
-	r, err := p.from(sel.From)
+	from, where := sel.From, sel.Where
+	if j, ok := from.(*Join); ok && j.Kind == InnerJoin && where != nil && j.On != nil {
+		// An inner join's WHERE conditions are join conditions too (the
+		// interval of an interval join is often written there).
+		joined := *j
+		joined.On = &Binary{Pos: j.On.Position(), OpPos: where.Position(), Op: OpAnd, Left: j.On, Right: where}
+		from, where = &joined, nil
+	}
+	r, err := p.from(from)
 	if err != nil {
 		return nil, err
 	}
-	if sel.Where != nil {
-		if r, err = p.filter(r, sel.Where, "where", nil); err != nil {
+	if where != nil {
+		if r, err = p.filter(r, where, "where", nil); err != nil {
 			return nil, err
 		}
 	}
@@ -622,8 +630,8 @@ func (p *planner) aggregate(sel *Select, r *relation) (*relation, error) {
 			qual = r.cols[len(r.cols)-1].qual
 		}
 		ts := fieldType(outSchema, "window_start")
-		out.cols = append(out.cols, column{qual: qual, name: "window_start", phys: "window_start", typ: ts},
-			column{qual: qual, name: "window_end", phys: "window_end", typ: ts})
+		out.cols = append(out.cols, column{qual: qual, name: "window_start", phys: "window_start", typ: ts, timeLike: true},
+			column{qual: qual, name: "window_end", phys: "window_end", typ: ts, timeLike: true})
 		out.bounds = &boundsInfo{start: "window_start", end: "window_end"}
 		if legacy != "" {
 			tmpl.windowFuncs["START"], tmpl.windowFuncs["END"] = "window_start", "window_end"
@@ -976,8 +984,7 @@ func (p *planner) join(j *Join) (*relation, error) {
 	}
 	both := &relation{cols: append(append([]column(nil), l.cols...), r.cols...)}
 	lsc, rsc := &scope{p: p, rel: l}, &scope{p: p, rel: r}
-	type pair struct{ l, r *column }
-	var pairs []pair
+	var pairs []colPair
 	var residual []Expr
 	var lKeys, rKeys []string
 	if j.On == nil {
@@ -1012,7 +1019,7 @@ func (p *planner) join(j *Join) (*relation, error) {
 					if sa == rsc {
 						ca, cb = cb, ca
 					}
-					pairs = append(pairs, pair{ca, cb})
+					pairs = append(pairs, colPair{ca, cb})
 					continue
 				}
 			}
@@ -1064,8 +1071,7 @@ func (p *planner) join(j *Join) (*relation, error) {
 		// window meet; the bounds are keys.
 		cfg.Window, cfg.LeftTime, cfg.RightTime = window.Tumbling(time.Millisecond), l.bounds.end, r.bounds.end
 	default:
-		return nil, hinted(semErrorf(j.Pos, "only window joins are supported: both sides windowed the same way and joined on window_start and window_end"),
-			"interval joins and regular joins are not supported yet")
+		return p.intervalJoin(j, kind, l, r, lsc, rsc, side, pairs, residual)
 	}
 	lPrefix, rPrefix := prefixOf(l, "left"), prefixOf(r, "right")
 	cfg.Left, cfg.Right = l.schema, r.schema
@@ -1267,4 +1273,112 @@ func insertColumn(c column, f arrow.Field, ins *Insert) (kernels.Expr, error) {
 		e = kernels.Cast(e, f.Type)
 	}
 	return e, nil
+}
+
+// colPair is an equality of a left and a right column in a join's ON.
+type colPair struct{ l, r *column }
+
+// intervalJoin plans an inner or outer join whose conditions bound one
+// side's time by the other's: L.t BETWEEN R.t - INTERVAL a AND R.t +
+// INTERVAL b (either way round), with equalities as keys.
+func (p *planner) intervalJoin(j *Join, kind window.JoinKind, l, r *relation, lsc, rsc *scope,
+	side func(*Ref) (*column, *scope), pairs []colPair, residual []Expr) (*relation, error) {
+	notSupported := hinted(semErrorf(j.Pos, "this join has no window and no time interval: it would keep every row forever"),
+		"join windowed inputs on window_start and window_end, or bound the times: L.t BETWEEN R.t - INTERVAL '10' SECOND AND R.t")
+	// term reads `col` or `col ± INTERVAL`.
+	term := func(e Expr) (*column, *scope, time.Duration, bool) {
+		var off time.Duration
+		if b, ok := e.(*Binary); ok && (b.Op == OpAdd || b.Op == OpSub) {
+			iv, ok := b.Right.(*IntervalLit)
+			if !ok {
+				return nil, nil, 0, false
+			}
+			d, err := iv.Duration()
+			if err != nil {
+				return nil, nil, 0, false
+			}
+			if b.Op == OpSub {
+				d = -d
+			}
+			off, e = d, b.Left
+		}
+		ref, ok := e.(*Ref)
+		if !ok {
+			return nil, nil, 0, false
+		}
+		c, sc := side(ref)
+		if c == nil || !c.rowtime && !c.timeLike {
+			return nil, nil, 0, false
+		}
+		return c, sc, off, true
+	}
+	cfg := window.IntervalJoin{Kind: kind}
+	found := -1
+	for i, c := range residual {
+		b, ok := c.(*Between)
+		if !ok || b.Not || b.Symmetric {
+			continue
+		}
+		x, xs, xoff, ok1 := term(b.Expr)
+		lo, los, looff, ok2 := term(b.Low)
+		hi, his, hioff, ok3 := term(b.High)
+		if !ok1 || !ok2 || !ok3 || xoff != 0 || los != his || xs == los || lo.phys != hi.phys {
+			continue
+		}
+		if xs == lsc { // l.t in [r.t + lo, r.t + hi]
+			cfg.LeftTime, cfg.RightTime, cfg.Lower, cfg.Upper = x.phys, lo.phys, looff, hioff
+		} else { // r.t in [l.t + lo, l.t + hi]: l.t in [r.t - hi, r.t - lo]
+			cfg.LeftTime, cfg.RightTime, cfg.Lower, cfg.Upper = lo.phys, x.phys, -hioff, -looff
+		}
+		found = i
+		break
+	}
+	if found < 0 {
+		return nil, notSupported
+	}
+	residual = append(residual[:found:found], residual[found+1:]...)
+	if len(residual) > 0 && kind != window.JoinInner {
+		return nil, semErrorf(residual[0].Position(), "an outer join's ON may only equate columns and bound the times")
+	}
+	for _, pr := range pairs {
+		cfg.LeftKeys, cfg.RightKeys = append(cfg.LeftKeys, pr.l.phys), append(cfg.RightKeys, pr.r.phys)
+	}
+	lPrefix, rPrefix := prefixOf(l, "left"), prefixOf(r, "right")
+	cfg.Left, cfg.Right = l.schema, r.schema
+	cfg.LeftPrefix, cfg.RightPrefix = lPrefix, rPrefix
+	cfg.LeftColumns, cfg.RightColumns = physCols(l), physCols(r)
+	if err := cfg.Validate(); err != nil {
+		return nil, semErrorf(j.Pos, "%v", err)
+	}
+	outSchema, err := cfg.OutputSchema()
+	if err != nil {
+		return nil, semErrorf(j.Pos, "%v", err)
+	}
+	name := p.nodeName("interval-join")
+	var node *arrowflow.Node
+	if len(cfg.LeftKeys) == 0 {
+		node = p.g.Operator(name, cfg.Factory(), 1, arrowflow.Rebalance(l.node), arrowflow.Rebalance(r.node))
+	} else {
+		node = p.g.Operator(name, cfg.Factory(), p.par, arrowflow.KeyBy(l.node, cfg.LeftKeys...), arrowflow.KeyBy(r.node, cfg.RightKeys...))
+	}
+	p.explainf("interval join (%s) %s in [%s + %s, %s + %s], parallelism %d", j.Kind, cfg.LeftTime, cfg.RightTime, cfg.Lower, cfg.RightTime, cfg.Upper, node.Parallelism())
+	out := &relation{node: node, schema: outSchema}
+	for _, sd := range []struct {
+		rel    *relation
+		prefix string
+	}{{l, lPrefix}, {r, rPrefix}} {
+		for _, c := range sd.rel.cols {
+			if c.virtual != "" || c.proctime {
+				continue
+			}
+			c.phys = sd.prefix + c.phys
+			c.timeLike = c.timeLike || c.rowtime
+			c.rowtime = false
+			out.cols = append(out.cols, c)
+		}
+	}
+	if len(residual) > 0 {
+		return p.filter(out, andAll(residual), "join-condition", nil)
+	}
+	return out, nil
 }

@@ -29,6 +29,10 @@ type column struct {
 	nested []string
 	pos    Pos  // where a select list named it (for errors about it later)
 	hidden bool // not part of *: a helper column such as the row number
+	// timeLike marks a window aggregation's window_start and window_end:
+	// timestamps in step with the watermark (an interval join may use
+	// them as the time of their rows), though not time attributes.
+	timeLike bool
 }
 
 // relation is a planned FROM item or query: a node whose batches carry
@@ -283,8 +287,8 @@ func (p *planner) project(r *relation, items []*SelectItem, name string, tmpl *s
 		}
 		c := column{name: colName, typ: typ}
 		if ref, ok := it.Expr.(*Ref); ok {
-			if rc, _, _ := sc.resolve(ref); rc != nil && len(ref.Parts) <= 2 && rc.rowtime {
-				c.rowtime = true
+			if rc, path, _ := sc.resolve(ref); rc != nil && len(path) == 0 {
+				c.rowtime, c.timeLike = rc.rowtime, rc.timeLike
 			}
 		}
 		add(e, c)

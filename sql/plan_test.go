@@ -50,7 +50,7 @@ func TestPlanErrorsHavePositions(t *testing.T) {
 		{name: "unknown option", script: "CREATE TABLE o2 (x BIGINT) WITH ('connector' = 'blackhole', 'colour' = 'blue');\nINSERT INTO o2 SELECT auction FROM bid;", line: 1, col: 61, msg: "option 'colour': the blackhole connector has no such option"},
 		{name: "no connector", script: "CREATE TABLE o3 (x BIGINT) WITH ('path' = 'x');", line: 1, col: 1, msg: "has no 'connector'", hint: "'connector' = 'kafka'"},
 		{name: "no insert", script: "SET 'parallelism.default' = '2';", line: 1, col: 1, msg: "no INSERT INTO statement", absolute: true},
-		{name: "regular join", script: "INSERT INTO out1 SELECT a.auction, b.bidder FROM bid a JOIN bid b ON a.auction = b.auction;", line: 1, col: 50, msg: "only window joins are supported", hint: "interval joins"},
+		{name: "regular join", script: "INSERT INTO out1 SELECT a.auction, b.bidder FROM bid a JOIN bid b ON a.auction = b.auction;", line: 1, col: 50, msg: "this join has no window and no time interval", hint: "BETWEEN R.t - INTERVAL"},
 		{name: "ranking without bound", script: "INSERT INTO out1 SELECT auction, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY price DESC) AS rn FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))) WHERE auction > 3;",
 			line: 1, col: 218, msg: "a ranking without a bound on rn", hint: "rn <= N"},
 		{name: "union distinct", script: "INSERT INTO out1 SELECT auction, bidder FROM bid UNION SELECT auction, bidder FROM bid;", line: 1, col: 50, msg: "UNION without ALL", hint: "UNION ALL"},
