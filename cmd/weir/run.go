@@ -15,6 +15,7 @@ import (
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/internal/status"
 	"github.com/weirflow/weir/sql"
+	"github.com/weirflow/weir/state"
 )
 
 // defaultStatusAddr is where `weir run` serves its status unless told
@@ -57,6 +58,9 @@ epoch ended. Its status, plan and Prometheus metrics are served over HTTP
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			defer closeSinks(job.Graph)
+			if job.Parallelism > state.DefaultMaxParallelism {
+				return fmt.Errorf("%s: parallelism %d: at most %d (the number of key groups)", args[0], job.Parallelism, state.DefaultMaxParallelism)
+			}
 			out := cmd.OutOrStdout()
 			for _, w := range job.Warnings {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
