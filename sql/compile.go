@@ -27,6 +27,10 @@ type Options struct {
 	// sinks (their WITH clause is not opened): for tests and for Go
 	// programs that collect a script's output themselves.
 	Sinks map[string]arrowflow.Sink
+	// DryRun plans without opening any sink (no table, folder or
+	// transaction is created; blackholes stand in): for --explain. Sink
+	// options are then checked only when the job really runs.
+	DryRun bool
 }
 
 // Job is a compiled script: the dataflow graph of its INSERT statements

@@ -10,6 +10,7 @@ import (
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/arrowflow/ops"
 	"github.com/weirflow/weir/kernels"
+	"github.com/weirflow/weir/sinks/blackhole"
 	"github.com/weirflow/weir/window"
 )
 
@@ -1242,6 +1243,9 @@ func (p *planner) insert(ins *Insert) error {
 	}
 	out := p.addOp(r, "to-"+t.name, projectFactory(exprs, names), proj.schema)
 	sink, ok := p.opts.Sinks[t.name]
+	if !ok && p.opts.DryRun {
+		sink, ok = blackhole.New(), true
+	}
 	if !ok {
 		sink, err = openSink(p.ctx, t.connector, sinkSpec{table: t.name, opts: t.opts, schema: arrow.NewSchema(targets, nil),
 			primaryKey: t.pk, partitionBy: t.partitionBy, job: p.g.Name()})

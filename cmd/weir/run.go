@@ -53,6 +53,7 @@ epoch ended. Its status, plan and Prometheus metrics are served over HTTP
 				}
 				opts.Parallelism, opts.ForceParallelism = parallelism, true
 			}
+			opts.DryRun = explain // explaining touches no table, folder or topic
 			job, err := sql.Compile(cmd.Context(), string(src), opts)
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)

@@ -465,6 +465,10 @@ func TestSQLRunExplain(t *testing.T) {
 			t.Fatalf("--explain committed output to %s", table)
 		}
 	}
+	// Explaining opens no sink: not even the output folder exists.
+	if _, err := os.Stat(filepath.Join(dir, "out")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("--explain created the sinks' output folder (%v)", err)
+	}
 
 	cp := filepath.Join(dir, "cp")
 	out, err = runCLI(t, "run", "--explain", "--parallelism", "1", "--checkpoint-dir", cp, script)
