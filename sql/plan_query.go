@@ -167,56 +167,22 @@ func hasAggregate(sel *Select) bool {
 	return found
 }
 
-// walkExpr calls fn for e and every expression inside it (not inside
-// subqueries).
+// walkExpr calls fn for e and every expression inside it, not inside
+// subqueries.
 func walkExpr(e Expr, fn func(Expr)) {
 	if e == nil {
 		return
 	}
-	fn(e)
-	switch x := e.(type) {
-	case *Unary:
-		walkExpr(x.Expr, fn)
-	case *Binary:
-		walkExpr(x.Left, fn)
-		walkExpr(x.Right, fn)
-	case *Is:
-		walkExpr(x.Expr, fn)
-	case *Between:
-		walkExpr(x.Expr, fn)
-		walkExpr(x.Low, fn)
-		walkExpr(x.High, fn)
-	case *In:
-		walkExpr(x.Expr, fn)
-		for _, a := range x.List {
-			walkExpr(a, fn)
+	Inspect(e, func(n Node) bool {
+		switch n.(type) {
+		case *Subquery, *Exists, *Query:
+			return false
 		}
-	case *Like:
-		walkExpr(x.Expr, fn)
-		walkExpr(x.Pattern, fn)
-		walkExpr(x.Escape, fn)
-	case *Case:
-		walkExpr(x.Operand, fn)
-		for _, w := range x.Whens {
-			walkExpr(w.Cond, fn)
-			walkExpr(w.Result, fn)
+		if x, ok := n.(Expr); ok {
+			fn(x)
 		}
-		walkExpr(x.Else, fn)
-	case *Cast:
-		walkExpr(x.Expr, fn)
-	case *FuncCall:
-		for _, a := range x.Args {
-			walkExpr(a, fn)
-		}
-		walkExpr(x.Filter, fn)
-	case *NamedArg:
-		walkExpr(x.Value, fn)
-	case *FieldAccess:
-		walkExpr(x.Expr, fn)
-	case *Index:
-		walkExpr(x.Expr, fn)
-		walkExpr(x.Index, fn)
-	}
+		return true
+	})
 }
 
 // from plans a FROM item.
@@ -484,7 +450,6 @@ func (p *planner) aggregate(sel *Select, r *relation) (*relation, error) {
 		return nil, hinted(semErrorf(sel.Pos, "GROUP BY without a window would update its results forever; weir's results are final"),
 			"aggregate within windows: FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end, ...")
 	}
-	_ = regrouped
 
 	// The aggregate calls.
 	var calls []*FuncCall
@@ -671,6 +636,44 @@ func (p *planner) keyed(name string, f arrowflow.OperatorFactory, in *arrowflow.
 		return p.g.Operator(name, f, 1, arrowflow.Rebalance(in))
 	}
 	return p.g.Operator(name, f, p.par, arrowflow.KeyBy(in, keys...))
+}
+
+// keyed2 adds a two-input operator behind keyed exchanges on lKeys and
+// rKeys; without keys every row of both goes to one subtask.
+func (p *planner) keyed2(name string, f arrowflow.OperatorFactory, l, r *arrowflow.Node, lKeys, rKeys []string) *arrowflow.Node {
+	if len(lKeys) == 0 {
+		return p.g.Operator(name, f, 1, arrowflow.Rebalance(l), arrowflow.Rebalance(r))
+	}
+	return p.g.Operator(name, f, p.par, arrowflow.KeyBy(l, lKeys...), arrowflow.KeyBy(r, rKeys...))
+}
+
+// joinedColumns are a join's output columns: the left's then the
+// right's, renamed by their prefixes. A window join's window_start and
+// window_end become its output's; an interval join (interval) has none,
+// and its sides' time columns stay timestamps in step with the watermark.
+func joinedColumns(l, r *relation, lPrefix, rPrefix string, interval bool) []column {
+	var out []column
+	for _, sd := range []struct {
+		rel    *relation
+		prefix string
+	}{{l, lPrefix}, {r, rPrefix}} {
+		for _, c := range sd.rel.cols {
+			switch {
+			case !interval && (c.virtual == "window_start" || c.virtual == "window_end"):
+				c.phys, c.virtual = c.virtual, ""
+			case c.virtual != "" || c.proctime:
+				continue
+			default:
+				c.phys = sd.prefix + c.phys
+			}
+			if interval {
+				c.timeLike = c.timeLike || c.rowtime
+			}
+			c.rowtime = false
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // legacyWindow reads GROUP BY TUMBLE(ts, size), HOP(ts, slide, size) or
@@ -998,7 +1001,7 @@ func (p *planner) join(j *Join) (*relation, error) {
 			return nil, nil
 		}
 		for i := range l.cols {
-			if &l.cols[i] == c || l.cols[i].qual == c.qual && l.cols[i].name == c.name && l.cols[i].phys == c.phys {
+			if l.cols[i].qual == c.qual && l.cols[i].name == c.name && l.cols[i].phys == c.phys {
 				return &l.cols[i], lsc
 			}
 		}
@@ -1086,32 +1089,9 @@ func (p *planner) join(j *Join) (*relation, error) {
 	if err != nil {
 		return nil, semErrorf(j.Pos, "%v", err)
 	}
-	var node *arrowflow.Node
-	name := p.nodeName("window-join")
-	if len(lKeys) == 0 {
-		node = p.g.Operator(name, cfg.Factory(), 1, arrowflow.Rebalance(l.node), arrowflow.Rebalance(r.node))
-	} else {
-		node = p.g.Operator(name, cfg.Factory(), p.par, arrowflow.KeyBy(l.node, lKeys...), arrowflow.KeyBy(r.node, rKeys...))
-	}
+	node := p.keyed2(p.nodeName("window-join"), cfg.Factory(), l.node, r.node, lKeys, rKeys)
 	p.explainf("window join (%s) %s on %s, parallelism %d", j.Kind, cfg.Window, Format(j.On), node.Parallelism())
-	out := &relation{node: node, schema: outSchema}
-	for _, side := range []struct {
-		rel    *relation
-		prefix string
-	}{{l, lPrefix}, {r, rPrefix}} {
-		for _, c := range side.rel.cols {
-			switch {
-			case c.virtual == "window_start" || c.virtual == "window_end":
-				c.phys, c.virtual = c.virtual, ""
-			case c.virtual != "" || c.proctime:
-				continue
-			default:
-				c.phys = side.prefix + c.phys
-			}
-			c.rowtime = false
-			out.cols = append(out.cols, c)
-		}
-	}
+	out := &relation{node: node, schema: outSchema, cols: joinedColumns(l, r, lPrefix, rPrefix, false)}
 	if l.tvf != nil {
 		out.bounds = &boundsInfo{start: "window_start", end: "window_end"}
 	} else {
@@ -1358,29 +1338,9 @@ func (p *planner) intervalJoin(j *Join, kind window.JoinKind, l, r *relation, ls
 	if err != nil {
 		return nil, semErrorf(j.Pos, "%v", err)
 	}
-	name := p.nodeName("interval-join")
-	var node *arrowflow.Node
-	if len(cfg.LeftKeys) == 0 {
-		node = p.g.Operator(name, cfg.Factory(), 1, arrowflow.Rebalance(l.node), arrowflow.Rebalance(r.node))
-	} else {
-		node = p.g.Operator(name, cfg.Factory(), p.par, arrowflow.KeyBy(l.node, cfg.LeftKeys...), arrowflow.KeyBy(r.node, cfg.RightKeys...))
-	}
+	node := p.keyed2(p.nodeName("interval-join"), cfg.Factory(), l.node, r.node, cfg.LeftKeys, cfg.RightKeys)
 	p.explainf("interval join (%s) %s in [%s + %s, %s + %s], parallelism %d", j.Kind, cfg.LeftTime, cfg.RightTime, cfg.Lower, cfg.RightTime, cfg.Upper, node.Parallelism())
-	out := &relation{node: node, schema: outSchema}
-	for _, sd := range []struct {
-		rel    *relation
-		prefix string
-	}{{l, lPrefix}, {r, rPrefix}} {
-		for _, c := range sd.rel.cols {
-			if c.virtual != "" || c.proctime {
-				continue
-			}
-			c.phys = sd.prefix + c.phys
-			c.timeLike = c.timeLike || c.rowtime
-			c.rowtime = false
-			out.cols = append(out.cols, c)
-		}
-	}
+	out := &relation{node: node, schema: outSchema, cols: joinedColumns(l, r, lPrefix, rPrefix, true)}
 	if len(residual) > 0 {
 		return p.filter(out, andAll(residual), "join-condition", nil)
 	}

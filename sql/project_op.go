@@ -16,6 +16,7 @@ import (
 type projection struct {
 	schema *arrow.Schema
 	raw    []int               // per output: the input column passed through, or -1
+	hasRaw bool                // some output is passed through
 	kidx   []int               // per output computed by kernels: its index in proj's output
 	proj   *kernels.Projection // the kernels part (nil when every output is raw)
 }
@@ -28,7 +29,7 @@ func compileProjection(exprs []kernels.Expr, names []string, in *arrow.Schema) (
 		p.raw[i], p.kidx[i] = -1, -1
 		if c, ok := e.(*kernels.ColumnExpr); ok {
 			if idx := in.FieldIndices(c.Name); len(idx) == 1 && !kernelsType(in.Field(idx[0]).Type) {
-				p.raw[i] = idx[0]
+				p.raw[i], p.hasRaw = idx[0], true
 				continue
 			}
 		}
@@ -68,11 +69,7 @@ func kernelsType(t arrow.DataType) bool {
 // run projects b's live rows.
 func (p *projection) run(mem memory.Allocator, b arrowflow.Batch) (arrow.RecordBatch, error) {
 	rec, sel := b.Record, b.Sel
-	hasRaw := false
-	for _, r := range p.raw {
-		hasRaw = hasRaw || r >= 0
-	}
-	if hasRaw && sel != nil {
+	if p.hasRaw && sel != nil {
 		// Pass-through columns need the selected rows only.
 		m, err := b.Materialize(mem)
 		if err != nil {
