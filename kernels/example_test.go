@@ -45,3 +45,20 @@ func ExampleTake() {
 	fmt.Println(out)
 	// Output: ["two" "zero" (null) "two"]
 }
+
+// Gather rows of several arrays into one, copying each value once: the
+// rows listed for each part, or all of a part's rows for a nil list.
+func ExampleGather() {
+	mem := memory.NewGoAllocator()
+	a := array.NewInt64Builder(mem)
+	a.AppendValues([]int64{10, 11, 12}, nil)
+	first := a.NewArray()
+	a.AppendValues([]int64{20, 21}, []bool{true, false})
+	second := a.NewArray()
+	out, err := kernels.Gather(mem, []arrow.Array{first, second}, [][]int32{{2, 0}, nil})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(out)
+	// Output: [12 10 20 (null)]
+}

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -47,29 +48,130 @@ func TakeRecord(mem memory.Allocator, rec arrow.RecordBatch, idx []int32) (arrow
 }
 
 func takeData(mem memory.Allocator, in arrow.ArrayData, idx []int32) (arrow.ArrayData, error) {
-	n := len(idx)
-	dt := in.DataType()
+	if idx == nil {
+		idx = []int32{} // no rows (for gatherData, nil means every row)
+	}
+	return gatherData(mem, in.DataType(), []arrow.ArrayData{in}, [][]int32{idx})
+}
+
+// Gather gathers rows of several arrays of one type into one new array,
+// part after part: the rows idx[k] of parts[k] (every row of parts[k]
+// when idx[k] is nil). It is Take and Concatenate in one pass, so each
+// value is copied once. It supports the types Take supports.
+func Gather(mem memory.Allocator, parts []arrow.Array, idx [][]int32) (arrow.Array, error) {
+	if len(parts) == 0 || len(parts) != len(idx) {
+		return nil, fmt.Errorf("gather: %d arrays and %d index lists; want as many, at least one", len(parts), len(idx))
+	}
+	dt := parts[0].DataType()
+	ins := make([]arrow.ArrayData, len(parts))
+	for k, a := range parts {
+		if !arrow.TypeEqual(a.DataType(), dt) {
+			return nil, fmt.Errorf("gather: array %d has type %s, array 0 %s", k, a.DataType(), dt)
+		}
+		ins[k] = a.Data()
+	}
+	data, err := gatherData(mem, dt, ins, idx)
+	if err != nil {
+		return nil, err
+	}
+	defer data.Release()
+	return array.MakeFromData(data), nil
+}
+
+// GatherRecords gathers rows of several record batches of one schema into
+// one, column by column as Gather does.
+func GatherRecords(mem memory.Allocator, schema *arrow.Schema, recs []arrow.RecordBatch, idx [][]int32) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, schema.NumFields())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	parts := make([]arrow.Array, len(recs))
+	for i := range cols {
+		for k, r := range recs {
+			if r.NumCols() != int64(len(cols)) {
+				return nil, fmt.Errorf("gather: batch %d has %d columns, the schema %d", k, r.NumCols(), len(cols))
+			}
+			parts[k] = r.Column(i)
+		}
+		c, err := Gather(mem, parts, idx)
+		if err != nil {
+			return nil, fmt.Errorf("gather: column %q: %w", schema.Field(i).Name, err)
+		}
+		cols[i] = c
+	}
+	n := int64(0)
+	if len(cols) > 0 {
+		n = int64(cols[0].Len())
+	} else {
+		for k, r := range recs {
+			if idx[k] == nil {
+				n += r.NumRows()
+			} else {
+				n += int64(len(idx[k]))
+			}
+		}
+	}
+	return array.NewRecordBatch(schema, cols, n), nil
+}
+
+// gatherData gathers rows idxs[k] of ins[k] (all of them when nil), all
+// of type dt, into one array.
+func gatherData(mem memory.Allocator, dt arrow.DataType, ins []arrow.ArrayData, idxs [][]int32) (arrow.ArrayData, error) {
+	var scratch []int32
+	copied := false
+	for k := range idxs {
+		if idxs[k] != nil {
+			continue
+		}
+		m := ins[k].Len()
+		if len(scratch) < m {
+			scratch = make([]int32, m)
+			for i := range scratch {
+				scratch[i] = int32(i)
+			}
+		}
+		if !copied { // the caller's slice stays as it was
+			idxs, copied = slices.Clone(idxs), true
+		}
+		idxs[k] = scratch[:m]
+	}
+	n := 0
+	for _, idx := range idxs {
+		n += len(idx)
+	}
 	if dt.ID() == arrow.NULL {
 		return array.NewData(dt, n, []*memory.Buffer{nil}, nil, n, 0), nil
 	}
-	validity, nulls := takeValidity(mem, in, idx)
+	validity, nulls := gatherValidity(mem, ins, idxs, n)
 	switch {
 	case dt.ID() == arrow.BOOL:
 		bits := memory.NewResizableBuffer(mem)
 		bits.Resize(int(bitutil.BytesForBits(int64(n))))
-		src, dst, off := in.Buffers()[1].Bytes(), bits.Bytes(), in.Offset()
+		dst := bits.Bytes()
 		clear(dst)
-		for k, i := range idx {
-			if bitutil.BitIsSet(src, off+int(i)) {
-				bitutil.SetBit(dst, k)
+		k := 0
+		for p, in := range ins {
+			if len(idxs[p]) == 0 {
+				continue
+			}
+			src, off := in.Buffers()[1].Bytes(), in.Offset()
+			for _, i := range idxs[p] {
+				if bitutil.BitIsSet(src, off+int(i)) {
+					bitutil.SetBit(dst, k)
+				}
+				k++
 			}
 		}
 		return newData(dt, n, []*memory.Buffer{validity, bits}, nulls), nil
 	case dt.ID() == arrow.STRING || dt.ID() == arrow.BINARY:
-		offs, vals := takeVarBinary(mem, arrow.GetOffsets[int32](in, 1), bufferBytes(in, 2), idx)
+		offs, vals := gatherVarBinary[int32](mem, ins, idxs, n)
 		return newData(dt, n, []*memory.Buffer{validity, offs, vals}, nulls), nil
 	case dt.ID() == arrow.LARGE_STRING || dt.ID() == arrow.LARGE_BINARY:
-		offs, vals := takeVarBinary(mem, arrow.GetOffsets[int64](in, 1), bufferBytes(in, 2), idx)
+		offs, vals := gatherVarBinary[int64](mem, ins, idxs, n)
 		return newData(dt, n, []*memory.Buffer{validity, offs, vals}, nulls), nil
 	}
 	fw, ok := dt.(arrow.FixedWidthDataType)
@@ -82,22 +184,30 @@ func takeData(mem memory.Allocator, in arrow.ArrayData, idx []int32) (arrow.Arra
 	width := fw.BitWidth() / 8
 	buf := memory.NewResizableBuffer(mem)
 	buf.Resize(n * width)
-	src := in.Buffers()[1].Bytes()[in.Offset()*width:]
-	dst := buf.Bytes()
-	switch width {
-	case 1:
-		for k, i := range idx {
-			dst[k] = src[i]
+	out := buf.Bytes()
+	for p, in := range ins {
+		idx := idxs[p]
+		if len(idx) == 0 {
+			continue
 		}
-	case 2:
-		takeFixed(arrow.GetData[uint16](dst), arrow.GetData[uint16](src[:len(src)&^1]), idx)
-	case 4:
-		takeFixed(arrow.GetData[uint32](dst), arrow.GetData[uint32](src[:len(src)&^3]), idx)
-	case 8:
-		takeFixed(arrow.GetData[uint64](dst), arrow.GetData[uint64](src[:len(src)&^7]), idx)
-	default:
-		for k, i := range idx {
-			copy(dst[k*width:(k+1)*width], src[int(i)*width:])
+		src := in.Buffers()[1].Bytes()[in.Offset()*width:]
+		dst := out[:len(idx)*width]
+		out = out[len(idx)*width:]
+		switch width {
+		case 1:
+			for k, i := range idx {
+				dst[k] = src[i]
+			}
+		case 2:
+			takeFixed(arrow.GetData[uint16](dst), arrow.GetData[uint16](src[:len(src)&^1]), idx)
+		case 4:
+			takeFixed(arrow.GetData[uint32](dst), arrow.GetData[uint32](src[:len(src)&^3]), idx)
+		case 8:
+			takeFixed(arrow.GetData[uint64](dst), arrow.GetData[uint64](src[:len(src)&^7]), idx)
+		default:
+			for k, i := range idx {
+				copy(dst[k*width:(k+1)*width], src[int(i)*width:])
+			}
 		}
 	}
 	return newData(dt, n, []*memory.Buffer{validity, buf}, nulls), nil
@@ -120,44 +230,76 @@ func takeFixed[T uint16 | uint32 | uint64](dst, src []T, idx []int32) {
 	}
 }
 
-// takeValidity returns the gathered validity bitmap and null count, or a nil
-// bitmap when the input has no nulls.
-func takeValidity(mem memory.Allocator, in arrow.ArrayData, idx []int32) (*memory.Buffer, int) {
-	if in.NullN() == 0 || in.Buffers()[0] == nil {
+// gatherValidity returns the gathered validity bitmap of n rows and its
+// null count, or a nil bitmap when no input has nulls.
+func gatherValidity(mem memory.Allocator, ins []arrow.ArrayData, idxs [][]int32, n int) (*memory.Buffer, int) {
+	nullable := false
+	for _, in := range ins {
+		nullable = nullable || (in.NullN() != 0 && in.Buffers()[0] != nil) // NullN is negative when not yet counted
+	}
+	if !nullable {
 		return nil, 0
 	}
-	src, off := in.Buffers()[0].Bytes(), in.Offset()
 	buf := memory.NewResizableBuffer(mem)
-	buf.Resize(int(bitutil.BytesForBits(int64(len(idx)))))
+	buf.Resize(int(bitutil.BytesForBits(int64(n))))
 	dst := buf.Bytes()
 	clear(dst)
-	nulls := 0
-	for k, i := range idx {
-		if bitutil.BitIsSet(src, off+int(i)) {
-			bitutil.SetBit(dst, k)
-		} else {
-			nulls++
+	nulls, k := 0, 0
+	for p, in := range ins {
+		idx := idxs[p]
+		if len(idx) == 0 {
+			continue
+		}
+		if in.NullN() == 0 || in.Buffers()[0] == nil {
+			bitutil.SetBitsTo(dst, int64(k), int64(len(idx)), true)
+			k += len(idx)
+			continue
+		}
+		src, off := in.Buffers()[0].Bytes(), in.Offset()
+		for _, i := range idx {
+			if bitutil.BitIsSet(src, off+int(i)) {
+				bitutil.SetBit(dst, k)
+			} else {
+				nulls++
+			}
+			k++
 		}
 	}
 	return buf, nulls
 }
 
-func takeVarBinary[O int32 | int64](mem memory.Allocator, offsets []O, values []byte, idx []int32) (*memory.Buffer, *memory.Buffer) {
+// gatherVarBinary gathers the offsets and values of n variable-length
+// values.
+func gatherVarBinary[O int32 | int64](mem memory.Allocator, ins []arrow.ArrayData, idxs [][]int32, n int) (*memory.Buffer, *memory.Buffer) {
 	var total int
-	for _, i := range idx {
-		total += int(offsets[i+1] - offsets[i])
+	for p, in := range ins {
+		if len(idxs[p]) == 0 {
+			continue
+		}
+		offsets := arrow.GetOffsets[O](in, 1)
+		for _, i := range idxs[p] {
+			total += int(offsets[i+1] - offsets[i])
+		}
 	}
 	offBuf := memory.NewResizableBuffer(mem)
-	offBuf.Resize((len(idx) + 1) * arrow.GetDataType[O]().(arrow.FixedWidthDataType).BitWidth() / 8)
-	outOffs := arrow.GetData[O](offBuf.Bytes())[:len(idx)+1]
+	offBuf.Resize((n + 1) * arrow.GetDataType[O]().(arrow.FixedWidthDataType).BitWidth() / 8)
+	outOffs := arrow.GetData[O](offBuf.Bytes())[:n+1]
 	valBuf := memory.NewResizableBuffer(mem)
 	valBuf.Resize(total)
 	outVals := valBuf.Bytes()
 	var pos O
-	for k, i := range idx {
-		outOffs[k] = pos
-		pos += O(copy(outVals[pos:], values[offsets[i]:offsets[i+1]]))
+	k := 0
+	for p, in := range ins {
+		if len(idxs[p]) == 0 {
+			continue
+		}
+		offsets, values := arrow.GetOffsets[O](in, 1), bufferBytes(in, 2)
+		for _, i := range idxs[p] {
+			outOffs[k] = pos
+			pos += O(copy(outVals[pos:], values[offsets[i]:offsets[i+1]]))
+			k++
+		}
 	}
-	outOffs[len(idx)] = pos
+	outOffs[n] = pos
 	return offBuf, valBuf
 }

@@ -19,6 +19,10 @@ type projection struct {
 	hasRaw bool                // some output is passed through
 	kidx   []int               // per output computed by kernels: its index in proj's output
 	proj   *kernels.Projection // the kernels part (nil when every output is raw)
+	// refs, when not nil, is per output the input column it references:
+	// every output is a bare column reference, so a batch's columns are
+	// passed through with its selection, nothing copied.
+	refs []int
 }
 
 func compileProjection(exprs []kernels.Expr, names []string, in *arrow.Schema) (*projection, error) {
@@ -54,7 +58,35 @@ func compileProjection(exprs []kernels.Expr, names []string, in *arrow.Schema) (
 		}
 	}
 	p.schema = arrow.NewSchema(fields, nil)
+	p.refs = make([]int, len(exprs))
+	for i, e := range exprs {
+		c, ok := e.(*kernels.ColumnExpr)
+		if !ok {
+			p.refs = nil
+			break
+		}
+		idx := in.FieldIndices(c.Name)
+		if len(idx) != 1 || !arrow.TypeEqual(in.Field(idx[0]).Type, fields[i].Type) {
+			p.refs = nil
+			break
+		}
+		p.refs[i] = idx[0]
+	}
 	return p, nil
+}
+
+// passThrough returns b's referenced columns as a batch with b's
+// selection (b keeps its own references), when every output is a bare
+// column reference.
+func (p *projection) passThrough(b arrowflow.Batch) (arrowflow.Batch, bool) {
+	if p.refs == nil {
+		return arrowflow.Batch{}, false
+	}
+	cols := make([]arrow.Array, len(p.refs))
+	for i, c := range p.refs {
+		cols[i] = b.Record.Column(c)
+	}
+	return arrowflow.Batch{Record: array.NewRecordBatch(p.schema, cols, b.Record.NumRows()), Sel: b.Sel}, true
 }
 
 // kernelsType reports whether kernels evaluate columns of type t.
@@ -132,6 +164,9 @@ func (o *projectOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter
 			return fmt.Errorf("select: %w", err)
 		}
 		o.schema, o.p = s, p
+	}
+	if pb, ok := o.p.passThrough(b); ok {
+		return out.Emit(pb)
 	}
 	rec, err := o.p.run(o.mem, b)
 	if err != nil {

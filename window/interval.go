@@ -403,8 +403,15 @@ type ivRow struct {
 
 // ivChunk is a run of buffered rows: ids [first, first+n) of its side,
 // their stored columns in rec (nil once every row is dead).
+//
+// A chunk with sel is pending: its rows are rows sel of rec, whose columns
+// are an input batch's, shared rather than copied. Pending chunks gather
+// together into one (each row copied once) when a run of them at the
+// buffer's end holds joinSmallChunk rows or joinCompactRun chunks, so a
+// subtask holds only a few input batches beyond its rows.
 type ivChunk struct {
 	rec       arrow.RecordBatch
+	sel       []int32
 	first, n  int32
 	live      int32
 	minExpiry int64 // the smallest t+hi of the live rows
@@ -781,7 +788,7 @@ func (o *intervalOp) groupByChunk(b *ivBuffer, ids, par []int32) []ivGroup {
 		p := o.counts[c]
 		o.counts[c]++
 		o.sortS[p] = id
-		o.local[p] = id - b.chunks[c].first
+		o.local[p] = b.chunks[c].phys(id - b.chunks[c].first)
 		if par != nil {
 			o.sortP[p] = par[i]
 		}
@@ -951,17 +958,12 @@ func (o *intervalOp) buffer(side int, rec arrow.RecordBatch) error {
 		cols[k] = rec.Column(i)
 	}
 	proj := array.NewRecordBatch(d.stored, cols, rec.NumRows())
+	var sel []int32
 	if len(o.keep) != int(rec.NumRows()) { // o.acc is increasing: equal length means every row
-		o.ids = slices.Grow(o.ids[:0], len(o.keep))[:len(o.keep)]
+		sel = make([]int32, len(o.keep))
 		for i, k := range o.keep {
-			o.ids[i] = o.acc[k]
+			sel[i] = o.acc[k]
 		}
-		taken, err := kernels.TakeRecord(o.mem, proj, o.ids)
-		proj.Release()
-		if err != nil {
-			return fmt.Errorf("interval join %s: %w", o.info.Name, err)
-		}
-		proj = taken
 	}
 	from := len(b.rows)
 	minExp := int64(math.MaxInt64)
@@ -970,20 +972,33 @@ func (o *intervalOp) buffer(side int, rec arrow.RecordBatch) error {
 		b.rows = append(b.rows, ivRow{hash: o.accHash[k], time: o.accTime[k], flags: o.accFlags[k] & ivMatched})
 		minExp = min(minExp, ivAdd(o.accTime[k], d.hi))
 	}
-	return o.addChunk(side, proj, from, minExp)
+	return o.addChunk(side, proj, sel, from, minExp)
 }
 
-// addChunk appends rec, holding row ids [from, len(rows)) (already in
-// rows), as a chunk of side's buffer, indexes the rows, and concatenates
-// a trailing run of small chunks.
-func (o *intervalOp) addChunk(side int, rec arrow.RecordBatch, from int, minExp int64) error {
+// addChunk appends rec (rows sel of it, or all when sel is nil), holding
+// row ids [from, len(rows)) (already in rows), as a chunk of side's
+// buffer, indexes the rows, gathers a trailing run of pending chunks when
+// it is long enough (or before a chunk that is not pending), and
+// concatenates a trailing run of small chunks.
+func (o *intervalOp) addChunk(side int, rec arrow.RecordBatch, sel []int32, from int, minExp int64) error {
 	b := &o.bufs[side]
+	if sel == nil {
+		if err := o.gatherPending(side, 0); err != nil {
+			rec.Release()
+			return err
+		}
+	}
 	n := int32(len(b.rows) - from)
-	c := ivChunk{rec: rec, first: int32(from), n: n, live: n, minExpiry: minExp, bytes: joinRecordBytes(rec)}
+	c := ivChunk{rec: rec, sel: sel, first: int32(from), n: n, live: n, minExpiry: minExp, bytes: joinRecordBytes(rec)}
 	b.chunks = append(b.chunks, c)
 	b.live += int(n)
 	b.bytes += c.bytes
 	b.add(from, o.hashMask)
+	if sel != nil {
+		if err := o.gatherPending(side, joinSmallChunk); err != nil {
+			return err
+		}
+	}
 	// Small chunks are concatenated by tiers, joinCompactRun at a time:
 	// sixteen chunks of under 16 rows make one of at least 16, sixteen of
 	// those one of at least 256, and so on up to joinSmallChunk rows, so
@@ -993,10 +1008,13 @@ func (o *intervalOp) addChunk(side int, rec arrow.RecordBatch, from int, minExp 
 		if last.n >= joinSmallChunk {
 			return nil
 		}
+		if last.sel != nil {
+			return nil // pending, gathered later
+		}
 		tier, run := ivTier(last.n), 0
 		for run < len(b.chunks) {
 			t := b.chunks[len(b.chunks)-1-run]
-			if t.rec == nil || t.n >= joinSmallChunk || ivTier(t.n) != tier {
+			if t.rec == nil || t.sel != nil || t.n >= joinSmallChunk || ivTier(t.n) != tier {
 				break
 			}
 			run++
@@ -1010,6 +1028,14 @@ func (o *intervalOp) addChunk(side int, rec arrow.RecordBatch, from int, minExp 
 	}
 }
 
+// phys is the row of the chunk's record holding its row i.
+func (c *ivChunk) phys(i int32) int32 {
+	if c.sel != nil {
+		return c.sel[i]
+	}
+	return i
+}
+
 // ivTier is the floor of the base-16 logarithm of n.
 func ivTier(n int32) int {
 	t := 0
@@ -1019,17 +1045,37 @@ func ivTier(n int32) int {
 	return t
 }
 
-// mergeChunks concatenates chunks [from, to) of side's buffer (each with
-// its record) into one; their row ids are consecutive, so the index does
-// not change.
+// gatherPending gathers the trailing run of pending chunks of side's
+// buffer into one chunk when it holds at least minRows rows or
+// joinCompactRun chunks.
+func (o *intervalOp) gatherPending(side int, minRows int32) error {
+	b := &o.bufs[side]
+	run, rows := 0, int32(0)
+	for run < len(b.chunks) {
+		c := &b.chunks[len(b.chunks)-1-run]
+		if c.sel == nil {
+			break
+		}
+		run, rows = run+1, rows+c.n
+	}
+	if run == 0 || (rows < minRows && run < joinCompactRun) {
+		return nil
+	}
+	return o.mergeChunks(side, len(b.chunks)-run, len(b.chunks))
+}
+
+// mergeChunks gathers chunks [from, to) of side's buffer (each with its
+// record, pending or not) into one; their row ids are consecutive, so the
+// index does not change.
 func (o *intervalOp) mergeChunks(side, from, to int) error {
 	b := &o.bufs[side]
 	run := b.chunks[from:to]
 	recs := make([]arrow.RecordBatch, len(run))
+	sels := make([][]int32, len(run))
 	for i, c := range run {
-		recs[i] = c.rec
+		recs[i], sels[i] = c.rec, c.sel
 	}
-	merged, err := ivConcat(o.mem, o.c.sides[side].stored, recs)
+	merged, err := kernels.GatherRecords(o.mem, o.c.sides[side].stored, recs, sels)
 	if err != nil {
 		return fmt.Errorf("interval join %s: %w", o.info.Name, err)
 	}
@@ -1045,34 +1091,6 @@ func (o *intervalOp) mergeChunks(side, from, to int) error {
 	b.chunks[from] = m
 	b.chunks = slices.Delete(b.chunks, from+1, to)
 	return nil
-}
-
-// ivConcat concatenates records of one schema.
-func ivConcat(mem memory.Allocator, schema *arrow.Schema, recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
-	cols := make([]arrow.Array, schema.NumFields())
-	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
-		}
-	}()
-	parts := make([]arrow.Array, len(recs))
-	var n int64
-	for _, r := range recs {
-		n += r.NumRows()
-	}
-	for i := range cols {
-		for k, r := range recs {
-			parts[k] = r.Column(i)
-		}
-		col, err := array.Concatenate(parts, mem)
-		if err != nil {
-			return nil, fmt.Errorf("concatenating buffered %q: %w", schema.Field(i).Name, err)
-		}
-		cols[i] = col
-	}
-	return array.NewRecordBatch(schema, cols, n), nil
 }
 
 func (o *intervalOp) ProcessWatermark(wm arrowflow.EventTime, out arrowflow.Emitter) error {
@@ -1148,7 +1166,7 @@ func (o *intervalOp) expire(side int, h int64, out arrowflow.Emitter) error {
 	for ci := range b.chunks {
 		if c := &b.chunks[ci]; c.live == 0 && c.rec != nil {
 			c.rec.Release()
-			c.rec = nil
+			c.rec, c.sel = nil, nil
 			b.bytes -= c.bytes
 			c.bytes = 0
 		}
@@ -1169,13 +1187,13 @@ func (o *intervalOp) compact(side int) error {
 	// buffer as it was.
 	taken := make([]arrow.RecordBatch, len(b.chunks))
 	for ci, c := range b.chunks {
-		if c.live == 0 || c.live == c.n {
+		if c.live == 0 || (c.live == c.n && c.sel == nil) {
 			continue
 		}
 		o.local = o.local[:0]
 		for i, r := range b.rows[c.first : c.first+c.n] {
 			if r.flags&ivDead == 0 {
-				o.local = append(o.local, int32(i))
+				o.local = append(o.local, c.phys(int32(i)))
 			}
 		}
 		rec, err := kernels.TakeRecord(o.mem, c.rec, o.local)
@@ -1274,11 +1292,11 @@ func (o *intervalOp) writeChunk(w state.SnapshotWriter, side int, c ivChunk) err
 	rec := c.rec
 	rec.Retain()
 	defer func() { rec.Release() }()
-	if c.live < c.n {
+	if c.live < c.n || c.sel != nil {
 		o.local = o.local[:0]
 		for i, r := range rows {
 			if r.flags&ivDead == 0 {
-				o.local = append(o.local, int32(i))
+				o.local = append(o.local, c.phys(int32(i)))
 			}
 		}
 		taken, err := kernels.TakeRecord(o.mem, c.rec, o.local)
@@ -1399,7 +1417,7 @@ func (o *intervalOp) restoreChunk(side int, rec arrow.RecordBatch) error {
 	} else {
 		keep.Retain()
 	}
-	return o.addChunk(side, keep, from, minExp)
+	return o.addChunk(side, keep, nil, from, minExp)
 }
 
 func (o *intervalOp) Close() error {

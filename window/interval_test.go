@@ -835,9 +835,17 @@ func TestIntervalJoinKeylessRestore(t *testing.T) {
 // Over a long run the buffered rows are exactly those a row still to
 // come can match, and the memory stays about what the interval needs,
 // also with many tiny batches; after the final watermark nothing is left.
+// Buffered rows, records and bytes stay bounded by the interval, with
+// whole batches (buffered as they are) and with batches that carry junk
+// rows outside their selection (their kept rows pending, sharing the
+// batch, until a run of them is gathered).
 func TestIntervalJoinStateStaysSmall(t *testing.T) {
-	for _, batch := range []int{500, 1} {
-		t.Run(fmt.Sprintf("batch=%d", batch), func(t *testing.T) {
+	for _, tc := range []struct {
+		batch int
+		sel   bool
+	}{{500, false}, {1, false}, {500, true}, {7, true}} {
+		batch := tc.batch
+		t.Run(fmt.Sprintf("batch=%d/sel=%t", batch, tc.sel), func(t *testing.T) {
 			mem := testutil.CheckedAllocator(t)
 			rng := rand.New(rand.NewPCG(5, uint64(batch)))
 			const lower, upper, bound = -200, 100, 50 // ms
@@ -853,6 +861,7 @@ func TestIntervalJoinStateStaysSmall(t *testing.T) {
 			var held [2][]int64 // times of the rows sent, per side
 			maxTs := int64(0)
 			var peak int64
+			sawPending := false
 			wm := int64(math.MinInt64)
 			for i := 0; i < total; i += 2 * batch {
 				// Both sides cover the same span of event time, then the
@@ -871,7 +880,11 @@ func TestIntervalJoinStateStaysSmall(t *testing.T) {
 						wm = maxTs - bound
 						step.wm = &wm
 					}
-					h.feed(step, nil)
+					var junk *rand.Rand
+					if tc.sel {
+						junk = rng
+					}
+					h.feed(step, junk)
 					// Rows still buffered: those a row later than the
 					// watermark can match.
 					hi := [2]int64{-lower, upper}
@@ -895,18 +908,28 @@ func TestIntervalJoinStateStaysSmall(t *testing.T) {
 						if len(b.rows) > 2*b.live+ivPurgeMin+batch {
 							t.Fatalf("side %d keeps %d rows for %d live ones", s, len(b.rows), b.live)
 						}
-						recs := 0
+						recs, pending := 0, 0
 						for _, c := range b.chunks {
 							if c.rec != nil {
 								recs++
 							}
+							if c.sel != nil {
+								pending++
+							}
 						}
+						if pending >= joinCompactRun {
+							t.Fatalf("side %d holds %d pending chunks", s, pending)
+						}
+						sawPending = sawPending || pending > 0
 						if recs > 3*joinCompactRun+len(b.rows)/joinSmallChunk+4 {
 							t.Fatalf("side %d holds %d records for %d rows", s, recs, len(b.rows))
 						}
 					}
 					peak = max(peak, st.StateBytes)
 				}
+			}
+			if sawPending != tc.sel {
+				t.Errorf("pending chunks seen: %t, want %t", sawPending, tc.sel)
 			}
 			// About 300 ms of rows per side at 1 row per ms, plus rows
 			// waiting for compaction: well under a megabyte.

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -71,6 +72,7 @@ type benchOptions struct {
 	vs          string
 	duckdb      string
 	api         string // go, sql or both
+	cpuProfile  string // nexmark-run only
 }
 
 func newBenchCommand() *cobra.Command {
@@ -123,6 +125,7 @@ seconds) and peak RSS, next to Flink's published per-core figure.`,
 	rf.IntVar(&o.parallelism, "parallelism", runtime.NumCPU(), "parallelism")
 	rf.DurationVar(&o.interval, "checkpoint-interval", 10*time.Second, "checkpoint interval")
 	rf.StringVar(&o.api, "api", "go", "go or sql")
+	rf.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	cmd.AddCommand(nx, run)
 	return cmd
 }
@@ -287,6 +290,17 @@ func runNexmarkQuery(ctx context.Context, name string, o benchOptions) (benchRes
 		return benchResult{}, err
 	}
 	defer os.RemoveAll(dir)
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return benchResult{}, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return benchResult{}, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	cpu0 := processCPU()
 	start := time.Now()
 	job, err := runWithCheckpoints(ctx, io.Discard, g, checkpointFlags{dir: filepath.Join(dir, "cp"), interval: o.interval, retain: 2},
