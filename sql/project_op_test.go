@@ -12,7 +12,7 @@ import (
 
 type batchCatcher struct{ got []arrowflow.Batch }
 
-func (c *batchCatcher) Emit(b arrowflow.Batch) error           { c.got = append(c.got, b); return nil }
+func (c *batchCatcher) Emit(b arrowflow.Batch) error            { c.got = append(c.got, b); return nil }
 func (c *batchCatcher) EmitWatermark(arrowflow.EventTime) error { return nil }
 
 // A SELECT list of bare column references passes the batch's columns
