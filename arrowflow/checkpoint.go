@@ -21,6 +21,11 @@ type Checkpoint struct {
 	// Final is set on the last epoch of a bounded job: every source was
 	// exhausted and every operator finished.
 	Final bool `json:"final,omitempty"`
+	// Shape is the job graph's Shape (see Graph.Shape), and Fingerprint
+	// its hash; recovery refuses a checkpoint of another shape unless told
+	// otherwise. Both are empty in checkpoints of older versions.
+	Shape       []string `json:"shape,omitempty"`
+	Fingerprint string   `json:"fingerprint,omitempty"`
 	// MaxParallelism is the job's number of key groups.
 	MaxParallelism int `json:"max_parallelism"`
 	// Sources holds, per source name, the position of every split.

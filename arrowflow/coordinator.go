@@ -334,6 +334,8 @@ func (c *coordinator) checkpointFor(epoch uint64) (*Checkpoint, map[*Node][][]by
 	cp := &Checkpoint{
 		Job:            j.graph.name,
 		Epoch:          epoch,
+		Shape:          j.shape,
+		Fingerprint:    j.fingerprint,
 		MaxParallelism: j.opts.MaxParallelism,
 		Final:          true,
 		Sources:        make(map[string][]SplitState),

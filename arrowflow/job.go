@@ -84,6 +84,8 @@ type Job struct {
 	budget      *state.MemoryBudget
 	clock       Clock
 	explain     string
+	shape       []string // the graph's Shape, recorded in checkpoints
+	fingerprint string
 	started     atomic.Bool
 }
 
@@ -116,7 +118,8 @@ func (g *Graph) Plan(opts Options) (*Job, error) {
 			g.name, cp.Epoch, cp.MaxParallelism, opts.MaxParallelism)
 	}
 	j := &Job{graph: g, opts: opts, store: opts.StateStore, logger: opts.Logger.With("job", g.name),
-		budget: state.NewMemoryBudget(opts.StateMemoryBudget), clock: opts.Clock}
+		budget: state.NewMemoryBudget(opts.StateMemoryBudget), clock: opts.Clock, shape: g.Shape()}
+	j.fingerprint = ShapeFingerprint(j.shape)
 	if j.clock == nil {
 		j.clock = SystemClock
 	}

@@ -51,16 +51,25 @@ type Options struct {
 	Retain int
 	// Logger receives warnings (corrupt manifests, failed cleanups).
 	Logger *slog.Logger
+	// AllowChangedJob lets Resume restore the folder's latest checkpoint
+	// into a job graph of another shape (arrowflow.Graph.Shape): state is
+	// matched by node name, nodes new to the job start empty, and the state
+	// of nodes it no longer has is dropped. Without it Resume refuses, so
+	// that an edited job or another job of the same name does not silently
+	// carry on from this folder's positions. Savepoints, the way to upgrade
+	// a job, are restored into any shape.
+	AllowChangedJob bool
 }
 
 // Folder is an open checkpoint folder, locked for one running job.
 type Folder struct {
-	dir     string
-	meta    *LocalStorage
-	store   *state.FileStore
-	retain  int
-	logger  *slog.Logger
-	release func()
+	dir          string
+	meta         *LocalStorage
+	store        *state.FileStore
+	retain       int
+	logger       *slog.Logger
+	allowChanged bool
+	release      func()
 	// ids caches the state file IDs each manifest refers to, by epoch, so
 	// that retention does not read every kept manifest at every epoch.
 	ids map[uint64][]string
@@ -79,7 +88,7 @@ func Open(dir string, opts Options) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Folder{dir: dir, retain: opts.Retain, logger: opts.Logger, release: release, ids: map[uint64][]string{}}
+	f := &Folder{dir: dir, retain: opts.Retain, logger: opts.Logger, allowChanged: opts.AllowChangedJob, release: release, ids: map[uint64][]string{}}
 	if f.retain == 0 {
 		f.retain = DefaultRetain
 	}

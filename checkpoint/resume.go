@@ -104,6 +104,9 @@ func (f *Folder) Resume(ctx context.Context, g *arrowflow.Graph, fromSavepoint s
 	if cp := r.Restore; cp != nil && cp.Job != job {
 		return nil, fmt.Errorf("checkpoint of epoch %d belongs to job %q, not %q", cp.Epoch, cp.Job, job)
 	}
+	if err := f.checkShape(g, r); err != nil {
+		return nil, err
+	}
 	restored := r.restoredEpoch()
 	epochs, err := f.manifestEpochs(ctx)
 	if err != nil {
@@ -404,4 +407,36 @@ func recomputable(ctx context.Context, g *arrowflow.Graph, cp *arrowflow.Checkpo
 		}
 	}
 	return nil
+}
+
+// checkShape compares the shape of the checkpoint to restore with the
+// job's: a checkpoint of the folder must have the job's shape (unless the
+// folder allows changes); a savepoint may have another, and what it drops
+// is logged.
+func (f *Folder) checkShape(g *arrowflow.Graph, r *Resumed) error {
+	cp := r.Restore
+	if cp == nil || cp.Fingerprint == "" {
+		return nil // nothing to restore, or written before shapes were recorded
+	}
+	shape := g.Shape()
+	if arrowflow.ShapeFingerprint(shape) == cp.Fingerprint {
+		return nil
+	}
+	diff := arrowflow.ShapeDiff(cp.Shape, shape)
+	if r.FromSavepoint != "" || f.allowChanged {
+		f.logger.Warn("restoring a checkpoint of a changed job graph: state is matched by node name",
+			"epoch", cp.Epoch, "changes", strings.Join(diff, "; "))
+		return nil
+	}
+	const most = 12
+	more := ""
+	if len(diff) > most {
+		more = fmt.Sprintf("\n  ... and %d more", len(diff)-most)
+		diff = diff[:most]
+	}
+	return fmt.Errorf("checkpoint folder %s holds epoch %d of job %q with another graph (fingerprint %s; this job's is %s), "+
+		"nodes only in the checkpoint marked -, only in this job +:\n  %s%s\n"+
+		"it is another job of the same name, or this job edited: give it a checkpoint folder of its own, "+
+		"or resume deliberately with --allow-changed-job (state is matched by node name) or from a savepoint",
+		f.dir, cp.Epoch, cp.Job, cp.Fingerprint, arrowflow.ShapeFingerprint(shape), strings.Join(diff, "\n  "), more)
 }

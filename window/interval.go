@@ -404,11 +404,14 @@ type ivRow struct {
 // ivChunk is a run of buffered rows: ids [first, first+n) of its side,
 // their stored columns in rec (nil once every row is dead).
 //
-// A chunk with sel is pending: its rows are rows sel of rec, whose columns
-// are an input batch's, shared rather than copied. Pending chunks gather
-// together into one (each row copied once) when a run of them at the
+// A chunk with sel holds rows sel of rec. New chunks have one when only
+// some rows of an input batch are kept: rec's columns are the batch's,
+// shared rather than copied, and the chunk is pending: pending chunks
+// gather into one (each row copied once) when a run of them at the
 // buffer's end holds joinSmallChunk rows or joinCompactRun chunks, so a
-// subtask holds only a few input batches beyond its rows.
+// subtask holds only a few input batches beyond its rows. Compaction
+// gives one to a partly live chunk whose live rows are at least half of
+// rec's, instead of copying them.
 type ivChunk struct {
 	rec       arrow.RecordBatch
 	sel       []int32
@@ -1179,13 +1182,16 @@ func (o *intervalOp) expire(side int, h int64, out arrowflow.Emitter) error {
 
 // compact rewrites side's buffer without its dead rows, in place (a row
 // only moves to a lower id): chunks that are all live are kept as they
-// are, partly live ones are gathered, runs of small chunks are
-// concatenated, and the rows are re-indexed.
+// are; chunks partly live (or pending) whose live rows are at least half
+// of their record's keep the record and select those rows; others are
+// gathered; runs of small chunks are concatenated; and the rows are
+// re-indexed.
 func (o *intervalOp) compact(side int) error {
 	b := &o.bufs[side]
 	// Gather the partly live chunks first, so that a failure leaves the
 	// buffer as it was.
 	taken := make([]arrow.RecordBatch, len(b.chunks))
+	sels := make([][]int32, len(b.chunks))
 	for ci, c := range b.chunks {
 		if c.live == 0 || (c.live == c.n && c.sel == nil) {
 			continue
@@ -1195,6 +1201,10 @@ func (o *intervalOp) compact(side int) error {
 			if r.flags&ivDead == 0 {
 				o.local = append(o.local, c.phys(int32(i)))
 			}
+		}
+		if 2*int64(len(o.local)) >= c.rec.NumRows() {
+			sels[ci] = slices.Clone(o.local)
+			continue
 		}
 		rec, err := kernels.TakeRecord(o.mem, c.rec, o.local)
 		if err != nil {
@@ -1229,7 +1239,7 @@ func (o *intervalOp) compact(side int) error {
 		}
 		nb := joinRecordBytes(c.rec)
 		b.bytes += nb
-		b.chunks[nc] = ivChunk{rec: c.rec, first: int32(first), n: c.live, live: c.live, minExpiry: c.minExpiry, bytes: nb}
+		b.chunks[nc] = ivChunk{rec: c.rec, sel: sels[ci], first: int32(first), n: c.live, live: c.live, minExpiry: c.minExpiry, bytes: nb}
 		nc++
 	}
 	clear(b.chunks[nc:])

@@ -913,9 +913,9 @@ func TestIntervalJoinStateStaysSmall(t *testing.T) {
 							if c.rec != nil {
 								recs++
 							}
-							if c.sel != nil {
-								pending++
-							}
+						}
+						for i := len(b.chunks) - 1; i >= 0 && b.chunks[i].sel != nil; i-- {
+							pending++ // the trailing run of chunks sharing input batches
 						}
 						if pending >= joinCompactRun {
 							t.Fatalf("side %d holds %d pending chunks", s, pending)
@@ -928,8 +928,8 @@ func TestIntervalJoinStateStaysSmall(t *testing.T) {
 					peak = max(peak, st.StateBytes)
 				}
 			}
-			if sawPending != tc.sel {
-				t.Errorf("pending chunks seen: %t, want %t", sawPending, tc.sel)
+			if tc.sel && !sawPending {
+				t.Error("no pending chunks seen: the test does not exercise them")
 			}
 			// About 300 ms of rows per side at 1 row per ms, plus rows
 			// waiting for compaction: well under a megabyte.

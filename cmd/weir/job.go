@@ -33,6 +33,7 @@ type checkpointFlags struct {
 	interval      time.Duration
 	retain        int
 	fromSavepoint string
+	allowChanged  bool
 	// http is the address of the job's status server (--http; "": none).
 	http string
 	// lags are the source lag reports the status server shows, by source
@@ -47,6 +48,7 @@ func (c *checkpointFlags) register(cmd *cobra.Command) {
 	f.DurationVar(&c.interval, "checkpoint-interval", 10*time.Second, "how often an epoch closes and its output commits")
 	f.IntVar(&c.retain, "checkpoint-retain", checkpoint.DefaultRetain, "number of completed checkpoints kept (at least 2)")
 	f.StringVar(&c.fromSavepoint, "from-savepoint", "", "start from this savepoint folder (made by `weir savepoint`), also with another parallelism")
+	f.BoolVar(&c.allowChanged, "allow-changed-job", false, "resume from the checkpoint folder even though its latest checkpoint was written by a job graph of another shape (an edited job): state is matched by node name, new nodes start empty, state of removed nodes is dropped")
 	f.StringVar(&c.http, "http", "", "serve the job's status, plan, Prometheus metrics and a savepoint trigger over HTTP on this address, e.g. 127.0.0.1:8081 (no authentication: keep it on loopback; a port alone means 127.0.0.1; empty: off)")
 }
 
@@ -135,7 +137,7 @@ func runCheckpointed(ctx context.Context, out io.Writer, g *arrowflow.Graph, c c
 		return job, job.Run(ctx)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	folder, err := checkpoint.Open(c.dir, checkpoint.Options{Retain: c.retain, Logger: logger})
+	folder, err := checkpoint.Open(c.dir, checkpoint.Options{Retain: c.retain, Logger: logger, AllowChangedJob: c.allowChanged})
 	if err != nil {
 		return nil, err
 	}

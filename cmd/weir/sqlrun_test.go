@@ -413,6 +413,38 @@ func TestSQLRunDatagenToParquet(t *testing.T) {
 	if after := files(); after != before {
 		t.Fatalf("running the finished job again committed %d more files", after-before)
 	}
+
+	// The same job name with another graph (the second INSERT removed) on
+	// the same folder is refused, naming the difference; it resumes when
+	// told to.
+	text, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := strings.Index(string(text), "INSERT INTO picked")
+	if cut < 0 {
+		t.Fatal("no INSERT INTO picked in the script")
+	}
+	if err := os.WriteFile(script, text[:cut], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c = startWeir(t, nil, runArgs(script, cp)...)
+	if err := c.wait(t); err == nil {
+		t.Fatalf("the edited job resumed the first one's checkpoint:\n%s", c.out.String())
+	}
+	for _, w := range []string{"with another graph", `- sink "picked"`, "--allow-changed-job"} {
+		if !strings.Contains(c.out.String(), w) {
+			t.Fatalf("the refusal lacks %q:\n%s", w, c.out.String())
+		}
+	}
+	c = startWeir(t, nil, runArgs(script, cp, "--allow-changed-job")...)
+	if err := c.wait(t); err != nil {
+		t.Fatalf("weir run --allow-changed-job: %v\n%s", err, c.out.String())
+	}
+	if !strings.Contains(c.out.String(), "recovering from the checkpoint of epoch") {
+		t.Fatalf("--allow-changed-job did not resume:\n%s", c.out.String())
+	}
+	sameRows(t, "windows after the edited job resumed", committedRows(t, windows), wantWindows)
 }
 
 // explainParallelism returns the parallelism of every task of a
