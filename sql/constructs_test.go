@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -296,4 +297,89 @@ JOIN TABLE(TUMBLE(TABLE auction, DESCRIPTOR(dateTime), INTERVAL '10' SECOND)) A
 ON B.window_start = A.window_start AND B.window_end = A.window_end AND B.auction = A.id;`, "fresh", par)
 		compareRows(t, got, want)
 	}
+}
+
+// Interval joins bounded by comparisons instead of BETWEEN: a strict
+// upper bound is exclusive, and the bounds may be written either way
+// round.
+func TestIntervalJoinWithComparisons(t *testing.T) {
+	bids, auctions := readNexmark(t)
+	opened := map[int64]time.Time{}
+	for _, a := range auctions {
+		opened[a.id] = a.ts
+	}
+	var want []string
+	for _, b := range bids {
+		at, ok := opened[b.auction]
+		if !ok {
+			continue
+		}
+		if !b.ts.Before(at) && b.ts.Before(at.Add(2*time.Second)) {
+			want = append(want, fmtRow(b.auction, b.price, at.UTC()))
+		}
+	}
+	for i, cond := range []string{
+		"B.dateTime >= A.dateTime AND B.dateTime < A.dateTime + INTERVAL '2' SECOND",
+		"A.dateTime + INTERVAL '2' SECOND > B.dateTime AND A.dateTime <= B.dateTime",
+		"B.dateTime - INTERVAL '2' SECOND < A.dateTime AND B.dateTime >= A.dateTime",
+	} {
+		got := runScript(t, `
+CREATE TABLE early (auction BIGINT, price BIGINT, opened TIMESTAMP(3)) WITH ('connector' = 'blackhole');
+INSERT INTO early
+SELECT B.auction, B.price, A.dateTime
+FROM bid B JOIN auction A
+ON B.auction = A.id AND `+cond+`;`, "early", 1+i%2)
+		compareRows(t, got, want)
+	}
+
+	// Strict bounds on a self-join: no bid pairs with itself (nor with
+	// bids of the same millisecond), nor with bids 2 ms later.
+	byAuction := map[int64][]testBid{}
+	for _, b := range bids {
+		byAuction[b.auction] = append(byAuction[b.auction], b)
+	}
+	want, equal := nil, 0
+	for _, bs := range byAuction {
+		for _, b1 := range bs {
+			for _, b2 := range bs {
+				d := b2.ts.Sub(b1.ts)
+				if d == 0 {
+					equal++
+				}
+				if d > 0 && d < 2*time.Millisecond {
+					want = append(want, fmtRow(b1.auction, b1.bidder, b2.bidder, b2.ts.Sub(b1.ts).Milliseconds()))
+				}
+			}
+		}
+	}
+	if equal <= len(bids) {
+		t.Fatalf("%d pairs of bids with equal times, %d bids: the strict bound is not exercised beyond self-pairs", equal, len(bids))
+	}
+	for _, par := range []int{1, 2} {
+		got := runScript(t, `
+CREATE TABLE next_bids (auction BIGINT, first_bidder BIGINT, next_bidder BIGINT, ms BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO next_bids
+SELECT B1.auction, B1.bidder, B2.bidder, TIMESTAMPDIFF(MILLISECOND, B1.dateTime, B2.dateTime)
+FROM bid B1 JOIN bid B2
+ON B1.auction = B2.auction AND B2.dateTime > B1.dateTime AND B2.dateTime < B1.dateTime + INTERVAL '2' MILLISECOND;`, "next_bids", par)
+		compareRows(t, got, want)
+	}
+	t.Logf("%d pairs 1 ms apart, %d with equal times", len(want), equal)
+}
+
+// TRIM of given characters, from either end or both.
+func TestTrimCharacters(t *testing.T) {
+	bids, _ := readNexmark(t)
+	var want []string
+	for _, b := range bids {
+		if b.price%50 == 0 {
+			want = append(want, fmtRow(b.channel, strings.TrimLeft(b.channel, "aeg"), strings.TrimRight(b.channel, "e"), strings.Trim(b.channel, "Apel")))
+		}
+	}
+	got := runScript(t, `
+CREATE TABLE trimmed (c STRING, l STRING, r STRING, b STRING) WITH ('connector' = 'blackhole');
+INSERT INTO trimmed
+SELECT channel, TRIM(LEADING 'aeg' FROM channel), TRIM(TRAILING 'e' FROM channel), TRIM('Apel' FROM channel)
+FROM bid WHERE MOD(price, 50) = 0;`, "trimmed", 1)
+	compareRows(t, got, want)
 }

@@ -361,11 +361,15 @@ func (sc *scope) translate(e Expr) (kernels.Expr, error) {
 			return nil, err
 		}
 		fn := map[TrimMode]string{TrimBoth: "trim", TrimLeading: "ltrim", TrimTrailing: "rtrim"}[x.Mode]
-		if x.Chars != nil {
-			return nil, semErrorf(x.Pos, "TRIM of characters other than spaces is not supported")
-		}
 		if !kernelsFuncs[fn] {
 			return nil, semErrorf(x.Pos, "TRIM is not supported yet")
+		}
+		if x.Chars != nil { // TRIM(BOTH 'xy' FROM s): any of the characters
+			chars, err := sc.translate(x.Chars)
+			if err != nil {
+				return nil, err
+			}
+			return kernels.Call(fn, s, chars), nil
 		}
 		return kernels.Call(fn, s), nil
 	case *Subquery, *Exists:

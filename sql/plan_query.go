@@ -1264,7 +1264,9 @@ type colPair struct{ l, r *column }
 
 // intervalJoin plans an inner or outer join whose conditions bound one
 // side's time by the other's: L.t BETWEEN R.t - INTERVAL a AND R.t +
-// INTERVAL b (either way round), with equalities as keys.
+// INTERVAL b, or a lower and an upper bound in comparisons (L.t >= R.t -
+// INTERVAL a AND L.t < R.t + INTERVAL b; any side on either hand, with
+// strict bounds exclusive), with equalities as keys.
 func (p *planner) intervalJoin(j *Join, kind window.JoinKind, l, r *relation, lsc, rsc *scope,
 	side func(*Ref) (*column, *scope), pairs []colPair, residual []Expr) (*relation, error) {
 	notSupported := hinted(semErrorf(j.Pos, "this join has no window and no time interval: it would keep every row forever"),
@@ -1297,30 +1299,81 @@ func (p *planner) intervalJoin(j *Join, kind window.JoinKind, l, r *relation, ls
 		return c, sc, off, true
 	}
 	cfg := window.IntervalJoin{Kind: kind}
-	found := -1
-	for i, c := range residual {
-		b, ok := c.(*Between)
-		if !ok || b.Not || b.Symmetric {
-			continue
-		}
-		x, xs, xoff, ok1 := term(b.Expr)
-		lo, los, looff, ok2 := term(b.Low)
-		hi, his, hioff, ok3 := term(b.High)
-		if !ok1 || !ok2 || !ok3 || xoff != 0 || los != his || xs == los || lo.phys != hi.phys {
-			continue
-		}
-		if xs == lsc { // l.t in [r.t + lo, r.t + hi]
-			cfg.LeftTime, cfg.RightTime, cfg.Lower, cfg.Upper = x.phys, lo.phys, looff, hioff
-		} else { // r.t in [l.t + lo, l.t + hi]: l.t in [r.t - hi, r.t - lo]
-			cfg.LeftTime, cfg.RightTime, cfg.Lower, cfg.Upper = lo.phys, x.phys, -hioff, -looff
-		}
-		found = i
-		break
+	// bound is one side of the interval: L.t op R.t + d, op one of <, <=,
+	// >, >= (lower bounds are > and >=).
+	type bound struct {
+		lt, rt *column
+		d      time.Duration
+		lower  bool
+		excl   bool
 	}
-	if found < 0 {
+	// cmp reads a comparison of two time terms of different sides as a
+	// bound on L.t.
+	cmp := func(x Expr, op BinaryOp, y Expr) (bound, bool) {
+		if op != OpLt && op != OpLe && op != OpGt && op != OpGe {
+			return bound{}, false
+		}
+		c1, s1, off1, ok1 := term(x)
+		c2, s2, off2, ok2 := term(y)
+		if !ok1 || !ok2 || s1 == s2 {
+			return bound{}, false
+		}
+		b := bound{lower: op == OpGt || op == OpGe, excl: op == OpLt || op == OpGt}
+		if s1 == lsc { // L.t + off1 op R.t + off2
+			b.lt, b.rt, b.d = c1, c2, off2-off1
+		} else { // R.t + off1 op L.t + off2: L.t flipped-op R.t + off1 - off2
+			b.lt, b.rt, b.d, b.lower = c2, c1, off1-off2, !b.lower
+		}
+		return b, true
+	}
+	var lower, upper *bound
+	var used []int
+	take := func(i int, b bound) {
+		if b.lower && lower == nil {
+			lower = &b
+			used = append(used, i)
+		} else if !b.lower && upper == nil && (lower == nil || lower.lt == b.lt && lower.rt == b.rt) {
+			upper = &b
+			used = append(used, i)
+		}
+	}
+	for i, c := range residual {
+		if lower != nil && upper != nil {
+			break
+		}
+		switch c := c.(type) {
+		case *Between:
+			if c.Not || c.Symmetric || lower != nil || upper != nil {
+				continue
+			}
+			lo, ok1 := cmp(c.Expr, OpGe, c.Low)
+			hi, ok2 := cmp(c.Expr, OpLe, c.High)
+			if !ok1 || !ok2 || lo.lt != hi.lt || lo.rt != hi.rt {
+				continue
+			}
+			if !lo.lower { // the BETWEEN bounds the right side's time: swap
+				lo, hi = hi, lo
+			}
+			lower, upper, used = &lo, &hi, []int{i}
+		case *Binary:
+			if b, ok := cmp(c.Left, c.Op, c.Right); ok {
+				take(i, b)
+			}
+		}
+	}
+	if lower == nil || upper == nil || lower.lt != upper.lt || lower.rt != upper.rt {
 		return nil, notSupported
 	}
-	residual = append(residual[:found:found], residual[found+1:]...)
+	cfg.LeftTime, cfg.RightTime = lower.lt.phys, lower.rt.phys
+	cfg.Lower, cfg.Upper = lower.d, upper.d
+	cfg.LowerExclusive, cfg.UpperExclusive = lower.excl, upper.excl
+	rest := residual[:0:0]
+	for i, c := range residual {
+		if !slices.Contains(used, i) {
+			rest = append(rest, c)
+		}
+	}
+	residual = rest
 	if len(residual) > 0 && kind != window.JoinInner {
 		return nil, semErrorf(residual[0].Position(), "an outer join's ON may only equate columns and bound the times")
 	}

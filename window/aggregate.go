@@ -1,6 +1,7 @@
 package window
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -53,15 +54,16 @@ type Aggregate struct {
 	// arrowflow.Forward(node).FromSide(LateOutput) or another edge kind.
 	// Late rows are counted in Stats.LateRows either way.
 	LateOutput string
-	// ProcessingTime makes the windows tumble or hop over processing time
-	// instead of event time: each row belongs to the windows of the moment
-	// the operator receives it (by TaskInfo.Clock), and a window fires when
-	// the clock passes its end, whether or not rows or watermarks arrive.
-	// Time must then be empty; window_start and window_end are UTC
-	// millisecond timestamps; watermarks pass through unchanged; sessions
-	// are not supported; at the end of a bounded input every open window
-	// fires. Results depend on arrival times and are not deterministic on
-	// replay (see arrowflow.ProcessingTimeOperator).
+	// ProcessingTime makes the windows tumble, hop or cumulate over
+	// processing time instead of event time: each row belongs to the
+	// windows of the moment the operator receives it (by TaskInfo.Clock),
+	// and a window fires when the clock passes its end, whether or not
+	// rows or watermarks arrive. Time must then be empty; window_start
+	// and window_end are UTC millisecond timestamps; watermarks pass
+	// through unchanged; sessions are not supported; at the end of a
+	// bounded input every open window fires. Results depend on arrival
+	// times and are not deterministic on replay (see
+	// arrowflow.ProcessingTimeOperator).
 	ProcessingTime bool
 }
 
@@ -217,8 +219,9 @@ type aggOp struct {
 	size, pane, offset, lateness int64
 	tick                         int64 // one unit of the event-time column, in ns
 
-	// merged is reused to build each hopping window from its panes (Reset
-	// keeps its table's capacity, so firing does not regrow it).
+	// merged is reused to build each hopping or cumulating window from
+	// its panes (Reset keeps its table's capacity, so firing does not
+	// regrow it).
 	merged *kernels.GroupBy
 	// free holds GroupBys of freed panes, reset, for the next panes: a
 	// table keeps its grown capacity instead of regrowing for every pane.
@@ -228,7 +231,8 @@ type aggOp struct {
 	batchPanes []int64
 	batchSels  [][]int32
 	late       []int32
-	fireEnds   []int64
+	fireWins   []bounds // the windows a watermark fires
+	paneWins   []bounds // the windows containing one pane
 }
 
 func (o *aggOp) Open(info *arrowflow.TaskInfo) error {
@@ -418,24 +422,24 @@ func (o *aggOp) fire(prev, wm arrowflow.EventTime, out arrowflow.Emitter) error 
 	if len(o.panes) == 0 {
 		return nil
 	}
-	step := o.cfg.Window.step()
 	// The windows to fire are those containing a held pane whose end
 	// crosses the watermark now (several panes name the same window).
-	ends := o.fireEnds[:0]
+	wins := o.fireWins[:0]
 	for p := range o.panes {
-		// Windows containing pane p start at the step boundaries in
-		// (p - size, p].
-		for s := floorTo(p, step, o.offset); s > p-o.size; s -= step {
-			if end := s + o.size; o.fired(end, wm) && !o.fired(end, prev) {
-				ends = append(ends, end)
+		o.paneWins = o.cfg.Window.appendWindows(o.paneWins[:0], p)
+		for _, w := range o.paneWins {
+			if o.fired(w.end, wm) && !o.fired(w.end, prev) {
+				wins = append(wins, w)
 			}
 		}
 	}
-	slices.Sort(ends)
-	ends = slices.Compact(ends)
-	o.fireEnds = ends
-	for _, end := range ends {
-		if err := o.emitWindow(end-o.size, end, out); err != nil {
+	// An end names one window (a cumulating period's windows have
+	// distinct ends), so ordering by end orders the windows.
+	slices.SortFunc(wins, func(a, b bounds) int { return cmp.Compare(a.end, b.end) })
+	wins = slices.Compact(wins)
+	o.fireWins = wins
+	for _, w := range wins {
+		if err := o.emitWindow(w.start, w.end, out); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"syscall"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -36,6 +37,9 @@ type checkpointFlags struct {
 	allowChanged  bool
 	// http is the address of the job's status server (--http; "": none).
 	http string
+	// httpAnyPort: when http's port is taken, serve on any free one (the
+	// default address of weir run, not one the user asked for).
+	httpAnyPort bool
 	// lags are the source lag reports the status server shows, by source
 	// name. Not a flag: whoever builds the graph's sources adds them
 	// (the map is shared by copies of the flags).
@@ -109,6 +113,9 @@ func startStatusServer(out io.Writer, g *arrowflow.Graph, c checkpointFlags) (*s
 	}
 	srv = status.New(cfg)
 	addr, err := srv.Start(c.http)
+	if err != nil && c.httpAnyPort && errors.Is(err, syscall.EADDRINUSE) {
+		addr, err = srv.Start("127.0.0.1:0")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--http %s: %w", c.http, err)
 	}

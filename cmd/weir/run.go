@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -84,12 +83,7 @@ epoch ended. Its status, plan and Prometheus metrics are served over HTTP
 				}
 			}
 			if !cmd.Flags().Changed("http") {
-				flags.http = defaultStatusAddr
-				if l, err := net.Listen("tcp", defaultStatusAddr); err != nil {
-					flags.http = "127.0.0.1:0"
-				} else {
-					l.Close()
-				}
+				flags.http, flags.httpAnyPort = defaultStatusAddr, true
 			}
 			flags.lags = map[string]status.LagFunc{}
 			for name, src := range job.Sources {

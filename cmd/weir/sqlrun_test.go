@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -651,4 +652,27 @@ INSERT INTO ids SELECT id FROM gen;
 		next[id%2] += 2
 	}
 	t.Logf("%d rows in two runs", len(ids))
+}
+
+// With its default status address taken, weir run serves its status on
+// another port instead of failing; the job runs.
+func TestSQLRunStatusFallsBackToAFreePort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child processes")
+	}
+	l, err := net.Listen("tcp", defaultStatusAddr)
+	if err != nil {
+		t.Skipf("cannot hold %s for the test: %v", defaultStatusAddr, err)
+	}
+	defer l.Close()
+	dir := t.TempDir()
+	script := renderScript(t, dir, "datagen_parquet.sql", map[string]string{"Out": filepath.Join(dir, "out")})
+	c := startWeir(t, nil, "run", "--checkpoint-dir", filepath.Join(dir, "cp"), script)
+	if err := c.wait(t); err != nil {
+		t.Fatalf("weir run with port 8081 taken: %v\n%s", err, c.out.String())
+	}
+	m := regexp.MustCompile(`status: http://127\.0\.0\.1:(\d+)/`).FindStringSubmatch(c.out.String())
+	if m == nil || m[1] == "8081" {
+		t.Fatalf("no status address on another port:\n%s", c.out.String())
+	}
 }
