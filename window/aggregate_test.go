@@ -92,11 +92,6 @@ func (r result) String() string { return fmt.Sprintf("[%d,%d) %s: %s", r.start, 
 // watermarks the test sends to find the late rows, then, for every window
 // of every key, aggregates the rows of the window that were not late.
 func reference(spec Spec, lateness time.Duration, rows []row, batch int, bound int64) ([]result, int64) {
-	size, step := spec.Size.Milliseconds(), spec.Size.Milliseconds()
-	if spec.Kind == KindHopping {
-		step = spec.Slide.Milliseconds()
-	}
-	off := spec.Offset.Milliseconds()
 	lateMs := lateness.Milliseconds()
 	// A row counts in each of its windows that had not fired when it
 	// arrived; a row none of whose windows was still open is late.
@@ -110,10 +105,9 @@ func reference(spec Spec, lateness time.Duration, rows []row, batch int, bound i
 	maxTs := int64(-1 << 62)
 	for i := 0; i < len(rows); i += batch {
 		for _, r := range rows[i:min(i+batch, len(rows))] {
-			// The row's last window starts at the last step boundary at
-			// or before its time; it is late when that window has fired.
-			lastStart := floorTo(r.ts, step, off)
-			if wm >= lastStart+size-1+lateMs {
+			// The row is late when its last window has fired.
+			ws := refWindows(spec, r.ts)
+			if wm >= ws[len(ws)-1][1]-1+lateMs {
 				late++
 				continue
 			}
@@ -130,11 +124,10 @@ func reference(spec Spec, lateness time.Duration, rows []row, batch int, bound i
 	}
 	wins := map[[2]int64]map[string]*acc{}
 	for _, r := range kept {
-		for s := floorTo(r.ts, step, off); s > r.ts-size; s -= step {
-			if r.wm >= s+size-1+lateMs {
+		for _, w := range refWindows(spec, r.ts) {
+			if r.wm >= w[1]-1+lateMs {
 				continue // this window had already fired
 			}
-			w := [2]int64{s, s + size}
 			if wins[w] == nil {
 				wins[w] = map[string]*acc{}
 			}
@@ -170,6 +163,33 @@ func reference(spec Spec, lateness time.Duration, rows []row, batch int, bound i
 	}
 	sortResults(out)
 	return out, late
+}
+
+// refWindows lists the windows [start, end) (ms) holding a row at ts,
+// straight from the definitions, in increasing order of end.
+func refWindows(spec Spec, ts int64) [][2]int64 {
+	size, step := spec.Size.Milliseconds(), spec.Size.Milliseconds()
+	if spec.Kind != KindTumbling {
+		step = spec.Slide.Milliseconds()
+	}
+	off := spec.Offset.Milliseconds()
+	var ws [][2]int64
+	switch spec.Kind {
+	case KindCumulate:
+		// One period of the max size; its windows end every step.
+		start := floorTo(ts, size, off)
+		for end := start + step; end <= start+size; end += step {
+			if ts < end {
+				ws = append(ws, [2]int64{start, end})
+			}
+		}
+	default:
+		for s := floorTo(ts, step, off); s > ts-size; s -= step {
+			ws = append(ws, [2]int64{s, s + size})
+		}
+		slices.Reverse(ws)
+	}
+	return ws
 }
 
 func sortResults(rs []result) {

@@ -1,10 +1,11 @@
 // Package window is event time's machinery: window specs (tumbling;
 // hopping, computed from panes of gcd(size, slide) so that each row is
-// aggregated once however many windows it belongs to; session, merged per
-// key), the windowed aggregate operator (Aggregate), whose state is
-// columnar (kernels.GroupBy) and snapshotted by key group so a job can
-// restore into another parallelism, and SplitWatermarks, the per-split
-// watermark generator with idleness for sources.
+// aggregated once however many windows it belongs to; cumulating, Flink's
+// CUMULATE, computed from panes of the step; session, merged per key),
+// the windowed aggregate operator (Aggregate), whose state is columnar
+// (kernels.GroupBy) and snapshotted by key group so a job can restore into
+// another parallelism, and SplitWatermarks, the per-split watermark
+// generator with idleness for sources.
 //
 // Semantics follow Flink's event-time windows: a window [start, end) fires
 // once, when the watermark reaches its last instant (end minus one tick of
@@ -13,11 +14,12 @@
 // earlier windows have fired still counts in its later ones.
 //
 // Late rows are counted and, when Aggregate.LateOutput is set, sent to a
-// side output of that name. Aggregate.ProcessingTime makes windows tumble
-// or hop over processing time instead.
+// side output of that name. Aggregate.ProcessingTime makes windows tumble,
+// hop or cumulate over processing time instead.
 //
 // Join joins two keyed streams within the same window (inner, outer, semi
 // and anti), and TopN keeps the first N rows per window and partition
 // (with ties, in two phases for whole-window rankings); both keep their
-// state columnar and rescalable like Aggregate.
+// state columnar and rescalable like Aggregate. Only Aggregate takes
+// cumulating windows so far; TopN ranks their results as windowed input.
 package window

@@ -220,8 +220,11 @@ func (j Join) compile() (*joinCompiled, error) {
 	if err := j.Window.Validate(); err != nil {
 		return nil, err
 	}
-	if j.Window.Kind == KindSession {
+	switch j.Window.Kind {
+	case KindSession:
 		return nil, fmt.Errorf("window join: %s: session windows are not supported; use tumbling or hopping windows", j.Window)
+	case KindCumulate:
+		return nil, fmt.Errorf("window join: %s: CUMULATE windows are not supported yet; use tumbling or hopping windows", j.Window)
 	}
 	if j.AllowedLateness < 0 {
 		return nil, fmt.Errorf("window join: allowed lateness %s is negative", j.AllowedLateness)

@@ -8,11 +8,11 @@ import (
 	"github.com/weirflow/weir/state"
 )
 
-// procOp is a subtask of a tumbling or hopping aggregate over processing
-// time. It shares the pane machinery of the event-time operator: a batch
-// goes whole into the pane of the moment it arrives, and "the watermark"
-// of the panes is the clock, advanced by timers instead of by the input's
-// watermarks (which pass through untouched).
+// procOp is a subtask of a tumbling, hopping or cumulating aggregate over
+// processing time. It shares the pane machinery of the event-time
+// operator: a batch goes whole into the pane of the moment it arrives,
+// and "the watermark" of the panes is the clock, advanced by timers
+// instead of by the input's watermarks (which pass through untouched).
 type procOp struct {
 	aggOp
 	clock arrowflow.Clock
@@ -70,11 +70,11 @@ func (o *procOp) ProcessBatch(_ int, b arrowflow.Batch, _ arrowflow.Emitter) err
 // firstEnd is the end of the earliest window that contains the pane
 // starting at p and has not fired yet.
 func (o *procOp) firstEnd(p int64) int64 {
-	step := o.cfg.Window.step()
-	// Windows containing p start at the step boundaries in (p-size, p].
-	for s := floorTo(p-o.size, step, o.offset) + step; s <= p; s += step {
-		if end := s + o.size; !o.fired(end, o.wm) {
-			return end
+	// appendWindows lists them in increasing order of end.
+	o.paneWins = o.cfg.Window.appendWindows(o.paneWins[:0], p)
+	for _, w := range o.paneWins {
+		if !o.fired(w.end, o.wm) {
+			return w.end
 		}
 	}
 	return o.cfg.Window.lastWindowEnd(p) // not reached: the pane would be freed

@@ -254,8 +254,11 @@ func (t TopN) compile() (*topNCompiled, error) {
 		if err := t.Window.Validate(); err != nil {
 			return nil, err
 		}
-		if t.Window.Kind == KindSession {
+		switch t.Window.Kind {
+		case KindSession:
 			return nil, fmt.Errorf("window top-n: %s: session windows are not supported", t.Window)
+		case KindCumulate:
+			return nil, fmt.Errorf("window top-n: %s: CUMULATE windows are not supported yet; rank the rows of a windowed aggregate (WindowStart and WindowEnd) instead", t.Window)
 		}
 		if c.timeIdx, c.timeType, err = timestamp("event-time", t.Time); err != nil {
 			return nil, err
