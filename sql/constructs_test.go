@@ -383,3 +383,49 @@ SELECT channel, TRIM(LEADING 'aeg' FROM channel), TRIM(TRAILING 'e' FROM channel
 FROM bid WHERE MOD(price, 50) = 0;`, "trimmed", 1)
 	compareRows(t, got, want)
 }
+
+// CUMULATE windows: per channel, the bids since the start of each 10 s
+// window, every 2 s.
+func TestCumulateWindowAggregate(t *testing.T) {
+	bids, _ := readNexmark(t)
+	type key struct {
+		start, end time.Time
+		channel    string
+	}
+	type agg struct{ n, sum, max int64 }
+	aggs := map[key]*agg{}
+	const step, size = 2 * time.Second, 10 * time.Second
+	for _, b := range bids {
+		start := b.ts.Truncate(size)
+		for end := start.Add(step); !end.After(start.Add(size)); end = end.Add(step) {
+			if !end.After(b.ts) {
+				continue
+			}
+			k := key{start, end, b.channel}
+			a := aggs[k]
+			if a == nil {
+				a = &agg{}
+				aggs[k] = a
+			}
+			a.n++
+			a.sum += b.price
+			a.max = max(a.max, b.price)
+		}
+	}
+	var want []string
+	for k, a := range aggs {
+		want = append(want, fmtRow(k.channel, k.start.UTC(), k.end.UTC(), a.n, a.sum, a.max))
+	}
+	for _, par := range []int{1, 2} {
+		got := runScript(t, `
+CREATE TABLE cumulated (channel STRING, ws TIMESTAMP(3), we TIMESTAMP(3), n BIGINT, total BIGINT, hi BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO cumulated
+SELECT channel, window_start, window_end, COUNT(*), SUM(price), MAX(price)
+FROM TABLE(CUMULATE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '2' SECOND, INTERVAL '10' SECOND))
+GROUP BY window_start, window_end, channel;`, "cumulated", par)
+		compareRows(t, got, want)
+	}
+	if len(want) < 20 {
+		t.Fatalf("only %d windows: the test sees little", len(want))
+	}
+}

@@ -337,6 +337,16 @@ func (p *planner) windowTVF(x *WindowTVF) (*relation, error) {
 			return nil, err
 		}
 		info.spec = window.Hopping(size, slide)
+	case CumulateWindow:
+		step, err := duration(x.Step, "the step")
+		if err != nil {
+			return nil, err
+		}
+		size, err := duration(x.Size, "the maximum window size")
+		if err != nil {
+			return nil, err
+		}
+		info.spec = window.Cumulate(size, step)
 	case SessionWindow:
 		gap, err := duration(x.Gap, "the session gap")
 		if err != nil {
@@ -347,7 +357,7 @@ func (p *planner) windowTVF(x *WindowTVF) (*relation, error) {
 		}
 		info.spec = window.Session(gap)
 	default:
-		return nil, hinted(semErrorf(x.Pos, "%s windows are not supported", x.Kind), "use TUMBLE, HOP or SESSION")
+		return nil, hinted(semErrorf(x.Pos, "%s windows are not supported", x.Kind), "use TUMBLE, HOP, CUMULATE or SESSION")
 	}
 	if x.Offset != nil {
 		off, err := duration(x.Offset, "the offset")
@@ -867,6 +877,10 @@ func (p *planner) windowTopN(sel *Select) (*relation, bool, error) {
 		if r.tvf.proctime {
 			return nil, true, semErrorf(over.Pos, "window Top-N over processing time is not supported")
 		}
+		if r.tvf.spec.Kind == window.KindCumulate {
+			return nil, true, hinted(semErrorf(over.Pos, "window Top-N directly over CUMULATE windows is not supported yet"),
+				"aggregate the CUMULATE windows first (GROUP BY window_start, window_end, ...) and rank the aggregated rows")
+		}
 		cfg.Time, cfg.Window = r.tvf.timeCol, r.tvf.spec
 		if len(cfg.PartitionBy) > 0 {
 			cfg.KeyBy = cfg.PartitionBy
@@ -1039,6 +1053,10 @@ func (p *planner) join(j *Join) (*relation, error) {
 	case l.tvf != nil && r.tvf != nil:
 		if l.tvf.spec != r.tvf.spec || l.tvf.proctime || r.tvf.proctime {
 			return nil, semErrorf(j.Pos, "a window join needs the same event-time window on both sides (%s and %s)", l.tvf.spec, r.tvf.spec)
+		}
+		if l.tvf.spec.Kind == window.KindCumulate {
+			return nil, hinted(semErrorf(j.Pos, "a window join of CUMULATE windows is not supported yet"),
+				"aggregate each side's CUMULATE windows first, then join the results on window_start and window_end")
 		}
 		cfg.Window, cfg.LeftTime, cfg.RightTime = l.tvf.spec, l.tvf.timeCol, r.tvf.timeCol
 		for _, pr := range pairs {

@@ -53,6 +53,10 @@ func TestPlanErrorsHavePositions(t *testing.T) {
 		{name: "regular join", script: "INSERT INTO out1 SELECT a.auction, b.bidder FROM bid a JOIN bid b ON a.auction = b.auction;", line: 1, col: 50, msg: "this join has no window and no time interval", hint: "BETWEEN R.t - INTERVAL"},
 		{name: "ranking without bound", script: "INSERT INTO out1 SELECT auction, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY price DESC) AS rn FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))) WHERE auction > 3;",
 			line: 1, col: 218, msg: "a ranking without a bound on rn", hint: "rn <= N"},
+		{name: "cumulate size not a multiple of the step", script: "INSERT INTO out1 SELECT auction, COUNT(*) FROM TABLE(CUMULATE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '3' SECOND, INTERVAL '10' SECOND)) GROUP BY auction, window_start, window_end;",
+			line: 1, col: 48, msg: "multiple of"},
+		{name: "cumulate top-n", script: "INSERT INTO out1 SELECT auction, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY price DESC) AS rn FROM TABLE(CUMULATE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '2' SECOND, INTERVAL '10' SECOND))) WHERE rn <= 3;",
+			line: 1, col: 53, msg: "window Top-N directly over CUMULATE windows", hint: "aggregate the CUMULATE windows first"},
 		{name: "union distinct", script: "INSERT INTO out1 SELECT auction, bidder FROM bid UNION SELECT auction, bidder FROM bid;", line: 1, col: 50, msg: "UNION without ALL", hint: "UNION ALL"},
 	}
 	for _, c := range cases {

@@ -51,15 +51,15 @@ func (d *discard) Emit(b arrowflow.Batch) error {
 }
 func (d *discard) EmitWatermark(arrowflow.EventTime) error { return nil }
 
-// BenchmarkAggregate: count(*) and max(v) per key in tumbling 10 s and
-// hopping 10 s / 2 s windows, one subtask, watermarks after every batch.
-// Reports rows/s (one goroutine: rows/s per core) and the state's bytes
-// per held group at its peak.
+// BenchmarkAggregate: count(*) and max(v) per key in tumbling 10 s,
+// hopping 10 s / 2 s and cumulating 10 s / 2 s windows, one subtask,
+// watermarks after every batch. Reports rows/s (one goroutine: rows/s
+// per core) and the state's bytes per held group at its peak.
 func BenchmarkAggregate(b *testing.B) {
 	const rows = 4 << 20
 	for _, keys := range []int{10_000, 1_000_000} {
 		batches := benchStream(rows, keys)
-		for _, spec := range []Spec{Tumbling(10 * time.Second), Hopping(10*time.Second, 2*time.Second)} {
+		for _, spec := range []Spec{Tumbling(10 * time.Second), Hopping(10*time.Second, 2*time.Second), Cumulate(10*time.Second, 2*time.Second)} {
 			b.Run(fmt.Sprintf("window=%s/keys=%d", spec.Kind, keys), func(b *testing.B) {
 				a := Aggregate{Input: batches[0].Schema(), Time: "ts", Window: spec, Keys: []string{"key"},
 					Aggs: []Agg{{Func: kernels.AggCountStar, Name: "n"}, {Func: kernels.AggMax, Args: []string{"v"}, Name: "max_v"}}}

@@ -52,7 +52,8 @@ func procReference(spec Spec, batches [][]row, arrivals []int64) []result {
 func TestProcessingTimeMatchesReference(t *testing.T) {
 	mem := testutil.CheckedAllocator(t)
 	specs := []Spec{Tumbling(time.Second), Hopping(time.Second, 250*time.Millisecond),
-		{Kind: KindTumbling, Size: 700 * time.Millisecond, Offset: 300 * time.Millisecond}}
+		{Kind: KindTumbling, Size: 700 * time.Millisecond, Offset: 300 * time.Millisecond},
+		{Kind: KindCumulate, Size: time.Second, Slide: 250 * time.Millisecond, Offset: 400 * time.Millisecond}}
 	for _, spec := range specs {
 		for _, par := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%s/par%d", spec, par), func(t *testing.T) {
