@@ -385,7 +385,7 @@ FROM bid WHERE MOD(price, 50) = 0;`, "trimmed", 1)
 }
 
 // CUMULATE windows: per channel, the bids since the start of each 10 s
-// window, every 2 s.
+// window, every 2 s; window_time is the window's last millisecond.
 func TestCumulateWindowAggregate(t *testing.T) {
 	bids, _ := readNexmark(t)
 	type key struct {
@@ -414,18 +414,74 @@ func TestCumulateWindowAggregate(t *testing.T) {
 	}
 	var want []string
 	for k, a := range aggs {
-		want = append(want, fmtRow(k.channel, k.start.UTC(), k.end.UTC(), a.n, a.sum, a.max))
+		want = append(want, fmtRow(k.channel, k.start.UTC(), k.end.UTC(), k.end.Add(-time.Millisecond).UTC(), a.n, a.sum, a.max))
 	}
 	for _, par := range []int{1, 2} {
 		got := runScript(t, `
-CREATE TABLE cumulated (channel STRING, ws TIMESTAMP(3), we TIMESTAMP(3), n BIGINT, total BIGINT, hi BIGINT) WITH ('connector' = 'blackhole');
+CREATE TABLE cumulated (channel STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3), n BIGINT, total BIGINT, hi BIGINT) WITH ('connector' = 'blackhole');
 INSERT INTO cumulated
-SELECT channel, window_start, window_end, COUNT(*), SUM(price), MAX(price)
+SELECT channel, window_start, window_end, window_time, COUNT(*), SUM(price), MAX(price)
 FROM TABLE(CUMULATE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '2' SECOND, INTERVAL '10' SECOND))
 GROUP BY window_start, window_end, channel;`, "cumulated", par)
 		compareRows(t, got, want)
 	}
 	if len(want) < 20 {
 		t.Fatalf("only %d windows: the test sees little", len(want))
+	}
+}
+
+// A legacy group window's TUMBLE_ROWTIME is its last millisecond, as
+// TUMBLE_END - 1 ms.
+func TestLegacyGroupWindowRowtime(t *testing.T) {
+	bids, _ := readNexmark(t)
+	counts := map[time.Time]int64{}
+	for _, b := range bids {
+		counts[b.ts.Truncate(10*time.Second)]++
+	}
+	var want []string
+	for ws, n := range counts {
+		we := ws.Add(10 * time.Second)
+		want = append(want, fmtRow(ws.UTC(), we.UTC(), we.Add(-time.Millisecond).UTC(), n))
+	}
+	got := runScript(t, `
+CREATE TABLE per10s (ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3), n BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO per10s
+SELECT TUMBLE_START(dateTime, INTERVAL '10' SECOND), TUMBLE_END(dateTime, INTERVAL '10' SECOND),
+       TUMBLE_ROWTIME(dateTime, INTERVAL '10' SECOND), COUNT(*)
+FROM bid GROUP BY TUMBLE(dateTime, INTERVAL '10' SECOND);`, "per10s", 2)
+	compareRows(t, got, want)
+}
+
+// A time attribute computed as a ROW field (`ts AS bid.dateTime`, read
+// without a copy) is taken out of the struct for the window TVF.
+func TestWindowOverNestedTimeAttribute(t *testing.T) {
+	bids, _ := readNexmark(t)
+	counts := map[time.Time]int64{}
+	for _, b := range bids {
+		counts[b.ts.Truncate(10*time.Second)]++
+	}
+	var want []string
+	for ws, n := range counts {
+		want = append(want, fmtRow(ws.UTC(), n))
+	}
+	script := fmt.Sprintf(`
+CREATE TABLE events (
+    event_type INT,
+    bid ROW<auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, dateTime TIMESTAMP(3), extra VARCHAR>,
+    ts AS bid.dateTime,
+    WATERMARK FOR ts AS ts - INTERVAL '4' SECOND
+) WITH ('connector' = 'nexmark', 'events.num' = '%d', 'seed' = '3', 'splits' = '4', 'batch-size' = '1000');
+CREATE TABLE per10s (ws TIMESTAMP(3), n BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO per10s
+SELECT window_start, COUNT(*)
+FROM TABLE(TUMBLE(TABLE (SELECT * FROM events WHERE event_type = 2), DESCRIPTOR(ts), INTERVAL '10' SECOND))
+GROUP BY window_start, window_end;`, testEvents)
+	for _, par := range []int{1, 2} {
+		sink := collect.New()
+		job, err := Compile(context.Background(), script, Options{Parallelism: par, ForceParallelism: true, Sinks: map[string]arrowflow.Sink{"per10s": sink}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareRows(t, runGraph(t, job.Graph, sink, nil), want)
 	}
 }

@@ -156,6 +156,9 @@ func (sc *scope) ref(ref *Ref) (kernels.Expr, error) {
 
 // colExpr is the expression reading column c, or its nested field path.
 func (sc *scope) colExpr(c *column, path []string) (kernels.Expr, error) {
+	if c.derived != nil && len(path) == 0 {
+		return c.derived, nil
+	}
 	full := append(append([]string(nil), c.nested...), path...)
 	if len(full) == 0 {
 		return kernels.Col(c.phys), nil
@@ -538,6 +541,9 @@ func (sc *scope) call(f *FuncCall) (kernels.Expr, error) {
 		part := fn[strings.IndexByte(fn, '_')+1:]
 		if col, ok := sc.windowFuncs[part]; ok {
 			return kernels.Col(col), nil
+		}
+		if end, ok := sc.windowFuncs["END"]; ok && part == "ROWTIME" {
+			return kernels.Call("sub", kernels.Col(end), kernels.Lit(time.Millisecond)), nil // the window's last instant
 		}
 		if part == "ROWTIME" || part == "PROCTIME" {
 			return nil, semErrorf(f.Pos, "%s is not supported; use %s_END", fn, fn[:strings.IndexByte(fn, '_')])

@@ -314,8 +314,28 @@ func (p *planner) windowTVF(x *WindowTVF) (*relation, error) {
 		return nil, semErrorf(x.TimeCol.Pos, "DESCRIPTOR(%s): a nested field cannot be a time attribute", x.TimeCol.Name)
 	case tc.proctime:
 		info.proctime = true
+	case tc.rowtime && len(tc.nested) > 0:
+		// A time attribute read from a ROW field (a computed column
+		// `ts AS r.ts`): take it out of the struct once, here, so that
+		// the window operators see a plain timestamp column.
+		name := tc.name
+		e, err := sc.colExpr(tc, nil)
+		if err != nil {
+			return nil, semErrorf(x.TimeCol.Pos, "DESCRIPTOR(%s): %v", x.TimeCol.Name, err)
+		}
+		info.timeCol = e.(*kernels.ColumnExpr).Name
+		in = sc.extract(in)
+		in.cols = slices.Clone(in.cols)
+		for i := range in.cols {
+			if c := &in.cols[i]; c.name == name && c.rowtime && len(c.nested) > 0 {
+				c.phys, c.nested = info.timeCol, nil
+			}
+		}
 	case tc.rowtime:
 		info.timeCol = tc.phys
+	case strings.EqualFold(tc.name, "window_time"):
+		return nil, hinted(semErrorf(x.TimeCol.Pos, "DESCRIPTOR(%s): windows over a window aggregation's window_time (cascading windows) are not supported yet", x.TimeCol.Name),
+			"aggregate the aggregated rows again per window with GROUP BY window_start, window_end, ..., or window the original rows directly with the larger size")
 	default:
 		return nil, hinted(semErrorf(x.TimeCol.Pos, "DESCRIPTOR(%s): the column is not a time attribute", x.TimeCol.Name),
 			"declare WATERMARK FOR "+x.TimeCol.Name+" AS ... on the table, or use a PROCTIME() column")
@@ -607,7 +627,11 @@ func (p *planner) aggregate(sel *Select, r *relation) (*relation, error) {
 		}
 		ts := fieldType(outSchema, "window_start")
 		out.cols = append(out.cols, column{qual: qual, name: "window_start", phys: "window_start", typ: ts, timeLike: true},
-			column{qual: qual, name: "window_end", phys: "window_end", typ: ts, timeLike: true})
+			column{qual: qual, name: "window_end", phys: "window_end", typ: ts, timeLike: true},
+			// Flink's window_time: the window's last instant, in the select
+			// list (not a time attribute for further windows here).
+			column{qual: qual, name: "window_time", typ: ts, hidden: true,
+				derived: kernels.Call("sub", kernels.Col("window_end"), kernels.Lit(time.Millisecond))})
 		out.bounds = &boundsInfo{start: "window_start", end: "window_end"}
 		if legacy != "" {
 			tmpl.windowFuncs["START"], tmpl.windowFuncs["END"] = "window_start", "window_end"

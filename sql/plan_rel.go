@@ -33,6 +33,10 @@ type column struct {
 	// timestamps in step with the watermark (an interval join may use
 	// them as the time of their rows), though not time attributes.
 	timeLike bool
+	// derived, when set, computes the column from the relation's others
+	// (a window aggregation's window_time, window_end - 1 ms): it has no
+	// batch column (phys is empty) and is only read by expressions.
+	derived kernels.Expr
 }
 
 // relation is a planned FROM item or query: a node whose batches carry
