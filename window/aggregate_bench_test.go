@@ -61,49 +61,70 @@ func BenchmarkAggregate(b *testing.B) {
 		batches := benchStream(rows, keys)
 		for _, spec := range []Spec{Tumbling(10 * time.Second), Hopping(10*time.Second, 2*time.Second), Cumulate(10*time.Second, 2*time.Second)} {
 			b.Run(fmt.Sprintf("window=%s/keys=%d", spec.Kind, keys), func(b *testing.B) {
-				a := Aggregate{Input: batches[0].Schema(), Time: "ts", Window: spec, Keys: []string{"key"},
-					Aggs: []Agg{{Func: kernels.AggCountStar, Name: "n"}, {Func: kernels.AggMax, Args: []string{"v"}, Name: "max_v"}}}
-				b.ReportAllocs()
-				var peakBytes, peakGroups int64
-				for i := 0; i < b.N; i++ {
-					op := a.Factory()()
-					info := &arrowflow.TaskInfo{Name: "bench", Parallelism: 1, MaxParallelism: state.DefaultMaxParallelism,
-						KeyGroups: state.RangeOf(0, state.DefaultMaxParallelism, 1), Allocator: memory.DefaultAllocator}
-					if err := op.Open(info); err != nil {
-						b.Fatal(err)
-					}
-					out := &discard{}
-					for _, rec := range batches {
-						rec.Retain()
-						if err := op.ProcessBatch(0, arrowflow.NewBatch(rec), out); err != nil {
-							b.Fatal(err)
-						}
-						last := rec.Column(1).(*array.Timestamp).Value(int(rec.NumRows()) - 1)
-						if err := op.ProcessWatermark(arrowflow.EventTime(int64(last)*1000), out); err != nil {
-							b.Fatal(err)
-						}
-						if i == 0 {
-							st := op.(*aggOp)
-							var groups int64
-							for _, g := range st.panes {
-								groups += int64(g.Groups())
-							}
-							if s := st.Stats().StateBytes; s > peakBytes {
-								peakBytes, peakGroups = s, groups
-							}
-						}
-					}
-					if err := op.ProcessWatermark(arrowflow.MaxEventTime, out); err != nil {
-						b.Fatal(err)
-					}
-					op.Close()
-				}
-				b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-				if peakGroups > 0 {
-					b.ReportMetric(float64(peakBytes)/float64(peakGroups), "state-bytes/group")
-				}
+				benchAggregate(b, spec, batches, rows)
 			})
 		}
+	}
+}
+
+// BenchmarkAggregateCumulate: as BenchmarkAggregate, over cumulating
+// windows of K = 60 steps (6 s in steps of 100 ms: 7 periods over the
+// stream's 42 s of event time), where building every window from all its
+// panes would merge K(K+1)/2 = 1830 panes a period instead of K.
+func BenchmarkAggregateCumulate(b *testing.B) {
+	const rows = 4 << 20
+	spec := Cumulate(6*time.Second, 100*time.Millisecond)
+	for _, keys := range []int{10_000} {
+		batches := benchStream(rows, keys)
+		b.Run(fmt.Sprintf("steps=%d/keys=%d", spec.Size/spec.Slide, keys), func(b *testing.B) {
+			benchAggregate(b, spec, batches, rows)
+		})
+	}
+}
+
+// benchAggregate runs count(*) and max(v) per key over spec's windows of
+// batches (rows rows in all), one subtask, a watermark after every batch.
+func benchAggregate(b *testing.B, spec Spec, batches []arrow.RecordBatch, rows int) {
+	a := Aggregate{Input: batches[0].Schema(), Time: "ts", Window: spec, Keys: []string{"key"},
+		Aggs: []Agg{{Func: kernels.AggCountStar, Name: "n"}, {Func: kernels.AggMax, Args: []string{"v"}, Name: "max_v"}}}
+	b.ReportAllocs()
+	var peakBytes, peakGroups int64
+	for i := 0; i < b.N; i++ {
+		op := a.Factory()()
+		info := &arrowflow.TaskInfo{Name: "bench", Parallelism: 1, MaxParallelism: state.DefaultMaxParallelism,
+			KeyGroups: state.RangeOf(0, state.DefaultMaxParallelism, 1), Allocator: memory.DefaultAllocator}
+		if err := op.Open(info); err != nil {
+			b.Fatal(err)
+		}
+		out := &discard{}
+		for _, rec := range batches {
+			rec.Retain()
+			if err := op.ProcessBatch(0, arrowflow.NewBatch(rec), out); err != nil {
+				b.Fatal(err)
+			}
+			last := rec.Column(1).(*array.Timestamp).Value(int(rec.NumRows()) - 1)
+			if err := op.ProcessWatermark(arrowflow.EventTime(int64(last)*1000), out); err != nil {
+				b.Fatal(err)
+			}
+			if i == 0 {
+				st := op.(*aggOp)
+				var groups int64
+				for _, g := range st.panes {
+					groups += int64(g.Groups())
+				}
+				if s := st.Stats().StateBytes; s > peakBytes {
+					peakBytes, peakGroups = s, groups
+				}
+			}
+		}
+		if err := op.ProcessWatermark(arrowflow.MaxEventTime, out); err != nil {
+			b.Fatal(err)
+		}
+		op.Close()
+	}
+	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	if peakGroups > 0 {
+		b.ReportMetric(float64(peakBytes)/float64(peakGroups), "state-bytes/group")
 	}
 }
 
