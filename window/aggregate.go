@@ -219,10 +219,19 @@ type aggOp struct {
 	size, pane, offset, lateness int64
 	tick                         int64 // one unit of the event-time column, in ns
 
-	// merged is reused to build each hopping or cumulating window from
-	// its panes (Reset keeps its table's capacity, so firing does not
-	// regrow it).
-	merged *kernels.GroupBy
+	// merged is reused to build each hopping window from its panes
+	// (Reset keeps its table's capacity, so firing does not regrow it).
+	// For cumulating windows it is the accumulator of the period being
+	// fired (see accumulate): while accLive, it holds the merge of the
+	// panes [accStart, accEnd), in order and each as it is now, which is
+	// the period's last window fired. Windows fire in order of end and a
+	// period's ends all come before the next period's, so one accumulator
+	// serves every period in turn. It is derived state: not snapshotted,
+	// rebuilt from the panes after a restore.
+	merged               *kernels.GroupBy
+	accStart, accEnd     int64
+	accLive              bool
+	paneMerges, accDrops int64 // panes merged into windows; accumulators dropped (test hooks)
 	// free holds GroupBys of freed panes, reset, for the next panes: a
 	// table keeps its grown capacity instead of regrowing for every pane.
 	free []*kernels.GroupBy
@@ -383,7 +392,22 @@ func (o *aggOp) reportState() error {
 	return o.info.StateBudget.Set(bytes, keys)
 }
 
+// paneState returns the state of the pane starting at p, to take rows.
 func (o *aggOp) paneState(p int64) (*kernels.GroupBy, error) {
+	// A row is accepted until the last window of its period has fired, so
+	// a row at least the allowed lateness behind the watermark (too late
+	// for the period's windows that have fired, in time for the later
+	// ones) can land in a pane the cumulating accumulator already holds.
+	// It must count in the period's windows still to fire, so the
+	// accumulator is dropped and the next window rebuilt from its panes,
+	// which hold the row. Adding the rows to the accumulator as well would
+	// save that rebuild, but the windows would then depend on the order
+	// rows arrived in, not only on the panes (float sums rounded
+	// otherwise, groups in another order, and so other results after a
+	// restore, which rebuilds from the panes). Such rows are rare in a
+	// stream whose watermark fits it; at worst every window is rebuilt, as
+	// every window was before accumulators.
+	o.dropAccumulator(p)
 	if g, ok := o.panes[p]; ok {
 		return g, nil
 	}
@@ -445,6 +469,10 @@ func (o *aggOp) fire(prev, wm arrowflow.EventTime, out arrowflow.Emitter) error 
 	}
 	for p, g := range o.panes {
 		if o.fired(o.cfg.Window.lastWindowEnd(p), wm) {
+			// The period's last window has fired, so accumulate has
+			// already dropped the accumulator; this keeps the invariant
+			// (it holds only held panes) whatever the path.
+			o.dropAccumulator(p)
 			delete(o.panes, p) // a GroupBy holds Go memory only
 			if len(o.free) < maxFreePanes {
 				g.Reset()
@@ -458,34 +486,17 @@ func (o *aggOp) fire(prev, wm arrowflow.EventTime, out arrowflow.Emitter) error 
 // emitWindow computes the window [start, end) from its panes and emits it.
 func (o *aggOp) emitWindow(start, end int64, out arrowflow.Emitter) error {
 	var src *kernels.GroupBy
-	if o.cfg.Window.Kind == KindTumbling {
+	var err error
+	switch o.cfg.Window.Kind {
+	case KindTumbling:
 		src = o.panes[start]
-	} else {
-		var err error
-		for p := start; p < end; p += o.pane {
-			g, ok := o.panes[p]
-			if !ok || g.Groups() == 0 {
-				continue
-			}
-			if src == nil {
-				if o.merged == nil {
-					if o.merged, err = kernels.NewGroupBy(o.cfg.Input, o.c.keyIdx, o.c.aggs); err != nil {
-						return err
-					}
-				}
-				src = o.merged
-				src.Reset()
-			}
-			st, err := g.ExportState(o.mem)
-			if err != nil {
-				return err
-			}
-			err = src.Merge(st, nil)
-			st.Release()
-			if err != nil {
-				return fmt.Errorf("window aggregate %s: %w", o.info.Name, err)
-			}
-		}
+	case KindCumulate:
+		src, err = o.accumulate(start, end)
+	default:
+		src, err = o.mergePanes(start, end)
+	}
+	if err != nil {
+		return err
 	}
 	if src == nil || src.Groups() == 0 {
 		return nil
@@ -516,6 +527,96 @@ func (o *aggOp) emitWindow(start, end int64, out arrowflow.Emitter) error {
 	return out.Emit(arrowflow.NewBatch(batch))
 }
 
+// mergePanes merges the panes of the window [start, end) into o.merged
+// and returns it, or nil when no pane has a group.
+func (o *aggOp) mergePanes(start, end int64) (*kernels.GroupBy, error) {
+	var dst *kernels.GroupBy
+	for p := start; p < end; p += o.pane {
+		g, ok := o.panes[p]
+		if !ok || g.Groups() == 0 {
+			continue
+		}
+		if dst == nil {
+			if err := o.newMerged(); err != nil {
+				return nil, err
+			}
+			dst = o.merged
+			dst.Reset()
+		}
+		if err := o.mergePane(dst, g); err != nil {
+			return nil, err
+		}
+	}
+	return dst, nil
+}
+
+// accumulate returns the cumulating window [start, end) in o.merged,
+// merging only the panes it lacks: after the period's previous window
+// [start, accEnd), the panes [accEnd, end); else (the period's first
+// window, or the accumulator was dropped) all of them. A period of K
+// windows thus costs K pane merges instead of K(K+1)/2; merging the same
+// panes in the same order gives the same state as building the window
+// afresh (kernels.GroupBy.Merge), and Finish leaves the state intact.
+func (o *aggOp) accumulate(start, end int64) (*kernels.GroupBy, error) {
+	if err := o.newMerged(); err != nil {
+		return nil, err
+	}
+	from := o.accEnd
+	if !o.accLive || o.accStart != start || o.accEnd > end {
+		o.merged.Reset()
+		from = start
+	}
+	o.accLive = false // until the merges succeed
+	for p := from; p < end; p += o.pane {
+		if g, ok := o.panes[p]; ok && g.Groups() > 0 {
+			if err := o.mergePane(o.merged, g); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// The period's last window frees the accumulator along with the
+	// panes (which fire then frees); the next period starts afresh.
+	o.accStart, o.accEnd, o.accLive = start, end, end < start+o.size
+	return o.merged, nil
+}
+
+// dropAccumulator drops the cumulating accumulator if it holds the pane
+// starting at p: that pane is about to change or go.
+func (o *aggOp) dropAccumulator(p int64) {
+	if o.accLive && o.accStart <= p && p < o.accEnd {
+		o.accLive = false
+		o.accDrops++
+	}
+}
+
+// newMerged allocates o.merged on first use.
+func (o *aggOp) newMerged() error {
+	if o.merged != nil {
+		return nil
+	}
+	g, err := kernels.NewGroupBy(o.cfg.Input, o.c.keyIdx, o.c.aggs)
+	if err != nil {
+		return err
+	}
+	o.merged = g
+	return nil
+}
+
+// mergePane folds a pane's state into dst.
+func (o *aggOp) mergePane(dst, pane *kernels.GroupBy) error {
+	st, err := pane.ExportState(o.mem)
+	if err != nil {
+		return err
+	}
+	err = dst.Merge(st, nil)
+	st.Release()
+	if err != nil {
+		return fmt.Errorf("window aggregate %s: %w", o.info.Name, err)
+	}
+	o.paneMerges++
+	return nil
+}
+
 // Finish fires every window still held: the input has ended.
 func (o *aggOp) Finish(out arrowflow.Emitter) error {
 	if o.wm == arrowflow.MaxEventTime {
@@ -528,6 +629,8 @@ func (o *aggOp) Finish(out arrowflow.Emitter) error {
 
 // SnapshotState writes every pane's GroupBy state as one table, with the
 // pane start as an extra column, and the watermark as a second table.
+// The cumulating accumulator is derived from the panes and not written:
+// a restored subtask rebuilds it at its first window.
 func (o *aggOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
 	starts := make([]int64, 0, len(o.panes))
 	for p := range o.panes {
@@ -697,7 +800,7 @@ func ownedRows(info *arrowflow.TaskInfo, keys []arrow.Array, n int) ([]int32, er
 }
 
 func (o *aggOp) Close() error {
-	o.panes, o.free, o.merged = nil, nil, nil
+	o.panes, o.free, o.merged, o.accLive = nil, nil, nil, false
 	if o.info != nil {
 		_ = o.info.StateBudget.Set(0, 0)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/internal/testutil"
 )
@@ -280,6 +281,135 @@ func TestCumulateRejectedByOtherOperators(t *testing.T) {
 		check("Open", err)
 		if err == nil {
 			_ = op.Close()
+		}
+	}
+}
+
+// runCounting is run without a restore, also returning the pane merges
+// and accumulator drops its subtasks counted.
+func runCounting(t *testing.T, mem memory.Allocator, a Aggregate, rows []row, batch int, bound int64, par int) (got []result, st Stats, merges, drops int64) {
+	out := &collector{}
+	defer out.release()
+	subs := openSubtasks(t, mem, a, par)
+	maxTs := int64(-1 << 62)
+	for i := 0; i < len(rows); i += batch {
+		chunk := rows[i:min(i+batch, len(rows))]
+		for _, r := range chunk {
+			maxTs = max(maxTs, r.ts)
+		}
+		feed(t, mem, subs, chunk, arrowflow.EventTime((maxTs-bound)*int64(time.Millisecond)), out)
+	}
+	for _, s := range subs {
+		if err := s.op.ProcessWatermark(arrowflow.MaxEventTime, out); err != nil {
+			t.Fatal(err)
+		}
+		op := s.op.(*aggOp)
+		merges, drops = merges+op.paneMerges, drops+op.accDrops
+		st.LateRows += op.stats.LateRows
+		st.Windows += op.stats.Windows
+		if len(op.panes) != 0 || op.accLive {
+			t.Errorf("subtask %d holds %d panes (accumulator live: %t) after the final watermark", s.info.Subtask, len(op.panes), op.accLive)
+		}
+		if err := op.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return readResults(t, out.batches), st, merges, drops
+}
+
+// Each pane is merged into windows once, however many windows of its
+// period fire: a period of K = 60 steps with rows in every step costs 60
+// merges, not the K(K+1)/2 = 1830 of building each window from its panes,
+// whether the watermark fires the windows one by one, several at once or
+// all at the end.
+func TestCumulateMergesEachPaneOnce(t *testing.T) {
+	spec := Cumulate(6*time.Second, 100*time.Millisecond)
+	const k = 60
+	// In order, a row every 0 to 39 ms (so in every step), for about 20 s:
+	// three whole periods and parts of two others. The watermark trails
+	// the stream by 1 ms, so no row is at or behind it.
+	rows := stream(rand.New(rand.NewPCG(60, 60)), 1000, 20, 0, 0)
+	panes := map[int64]bool{}
+	for _, r := range rows {
+		panes[floorTo(r.ts*int64(time.Millisecond), spec.pane(), 0)] = true
+	}
+	for _, batch := range []int{3, 400, len(rows)} {
+		t.Run(fmt.Sprintf("batch=%d", batch), func(t *testing.T) {
+			mem := testutil.CheckedAllocator(t)
+			got, st, merges, drops := runCounting(t, mem, testAggregate(spec, 0), rows, batch, 1, 1)
+			want, _ := reference(spec, 0, rows, batch, 1)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%d results, reference %d; first difference: %s", len(got), len(want), firstDiff(got, want))
+			}
+			if st.Windows < 3*k {
+				t.Fatalf("%d windows fired, want at least three periods of %d", st.Windows, k)
+			}
+			if merges != int64(len(panes)) || drops != 0 {
+				t.Errorf("%d windows fired with %d pane merges and %d accumulators dropped; want one merge per pane (%d), no drop",
+					st.Windows, merges, drops, len(panes))
+			}
+		})
+	}
+}
+
+// Rows behind the watermark by the allowed lateness or more, in a period
+// whose last window has not fired, land in panes the period's accumulator
+// already holds: they count in the period's later windows only. A small
+// stream shows it step by step; random streams with late rows check it at
+// scale. The results are the reference's, and the case did occur
+// (accumulators were dropped).
+func TestCumulateLateRowsIntoAccumulatedPanes(t *testing.T) {
+	t.Run("example", func(t *testing.T) {
+		spec := Cumulate(time.Second, 100*time.Millisecond)
+		lateness := 150 * time.Millisecond
+		mk := func(ts, v int64) row { k := int64(1 + v%2); return row{&k, ts, &v} }
+		base := int64(1_700_000_000_000) // a period boundary
+		// One row per batch and the watermark at the newest row: after
+		// the row at 650 ms the windows up to [0, 500) have fired
+		// (650 >= 499 + 150), so the accumulator holds panes [0, 500)
+		// and the row at 120 ms drops it. At 760 ms [0, 600) fires,
+		// rebuilt from the panes, and the row at 480 ms drops it again;
+		// at 900 ms [0, 700), and the row at 10 ms. 1200 ms fires the
+		// period's last window.
+		var rows []row
+		for i, ms := range []int64{50, 150, 250, 350, 650, 120, 760, 480, 900, 10, 990, 1200, 1300} {
+			rows = append(rows, mk(base+ms, int64(i)))
+		}
+		mem := testutil.CheckedAllocator(t)
+		got, st, _, drops := runCounting(t, mem, testAggregate(spec, lateness), rows, 1, 0, 1)
+		want, late := reference(spec, lateness, rows, 1, 0)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%d results, reference %d; first difference: %s", len(got), len(want), firstDiff(got, want))
+		}
+		if st.LateRows != late || late != 0 {
+			t.Errorf("%d late rows, reference %d, want none", st.LateRows, late)
+		}
+		if drops != 3 {
+			t.Errorf("%d accumulators dropped, want 3 (at 120, 480 and 10 ms)", drops)
+		}
+	})
+	spec := Cumulate(3*time.Second, 100*time.Millisecond) // K = 30
+	for _, lateness := range []time.Duration{0, 300 * time.Millisecond} {
+		for _, par := range []int{1, 2} {
+			for _, batch := range []int{7, 60} {
+				t.Run(fmt.Sprintf("lateness=%s/par=%d/batch=%d", lateness, par, batch), func(t *testing.T) {
+					mem := testutil.CheckedAllocator(t)
+					rng := rand.New(rand.NewPCG(uint64(lateness), uint64(par*1000+batch)))
+					rows := stream(rng, 4000, 20, 200, 0.05)
+					got, st, merges, drops := runCounting(t, mem, testAggregate(spec, lateness), rows, batch, 200, par)
+					want, late := reference(spec, lateness, rows, batch, 200)
+					if !slices.Equal(got, want) {
+						t.Fatalf("%d results, reference %d; first difference: %s", len(got), len(want), firstDiff(got, want))
+					}
+					if st.LateRows != late {
+						t.Errorf("%d late rows counted, reference %d", st.LateRows, late)
+					}
+					if drops == 0 {
+						t.Errorf("no accumulator was dropped: no row landed in an accumulated pane")
+					}
+					t.Logf("%d windows, %d pane merges, %d accumulators dropped", st.Windows, merges, drops)
+				})
+			}
 		}
 	}
 }

@@ -1,11 +1,12 @@
 // Package window is event time's machinery: window specs (tumbling;
 // hopping, computed from panes of gcd(size, slide) so that each row is
 // aggregated once however many windows it belongs to; cumulating, Flink's
-// CUMULATE, computed from panes of the step; session, merged per key),
-// the windowed aggregate operator (Aggregate), whose state is columnar
-// (kernels.GroupBy) and snapshotted by key group so a job can restore into
-// another parallelism, and SplitWatermarks, the per-split watermark
-// generator with idleness for sources.
+// CUMULATE, computed from panes of the step, each window of a period
+// extending the previous one's merge by its new panes; session, merged per
+// key), the windowed aggregate operator (Aggregate), whose state is
+// columnar (kernels.GroupBy) and snapshotted by key group so a job can
+// restore into another parallelism, and SplitWatermarks, the per-split
+// watermark generator with idleness for sources.
 //
 // Semantics follow Flink's event-time windows: a window [start, end) fires
 // once, when the watermark reaches its last instant (end minus one tick of

@@ -13,6 +13,9 @@ import (
 // operator: a batch goes whole into the pane of the moment it arrives,
 // and "the watermark" of the panes is the clock, advanced by timers
 // instead of by the input's watermarks (which pass through untouched).
+// Cumulating windows are built incrementally as in the event-time
+// operator; a batch never drops the accumulator, since the monotonic
+// clock puts it in a pane at or after the end of every window fired.
 type procOp struct {
 	aggOp
 	clock arrowflow.Clock
