@@ -1,7 +1,6 @@
 package kernels
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 
@@ -68,12 +67,9 @@ type tmFormat struct {
 	needDate bool // some op needs the calendar date
 }
 
-// tmPatternLetters maps the supported pattern letters to their operation
-// and the largest repetition allowed.
-var tmPatternLetters = map[byte]struct {
-	kind     tmOpKind
-	maxWidth int
-}{
+// tmFormatLetters maps the pattern letters date_format supports to their
+// operation and the largest repetition allowed.
+var tmFormatLetters = map[byte]tmLetter[tmOpKind]{
 	'y': {tmOpYear, 19}, 'M': {tmOpMonth, 4}, 'd': {tmOpDay, 2}, 'D': {tmOpDayOfYear, 3},
 	'H': {tmOpHour24, 2}, 'h': {tmOpHour12, 2}, 'm': {tmOpMinute, 2}, 's': {tmOpSecond, 2},
 	'S': {tmOpFraction, 9}, 'a': {tmOpAmPm, 1}, 'E': {tmOpWeekday, 4},
@@ -82,62 +78,23 @@ var tmPatternLetters = map[byte]struct {
 // compileTmFormat parses a Java DateTimeFormatter style pattern.
 func compileTmFormat(p string) (*tmFormat, error) {
 	f := &tmFormat{}
-	addLit := func(b ...byte) {
-		if k := len(f.ops); k > 0 && f.ops[k-1].kind == tmOpLiteral {
-			f.ops[k-1].lit = append(f.ops[k-1].lit, b...)
-			return
+	for tok, err := range tmPatternTokens(p) {
+		if err != nil {
+			return nil, err
 		}
-		f.ops = append(f.ops, tmOp{kind: tmOpLiteral, lit: append([]byte(nil), b...)})
-	}
-	for i := 0; i < len(p); {
-		c := p[i]
-		switch {
-		case c == '\'':
-			if i+1 < len(p) && p[i+1] == '\'' {
-				addLit('\'')
-				i += 2
-				continue
-			}
-			// Quoted text up to the closing quote; '' inside is a quote.
-			j := i + 1
-			for {
-				if j >= len(p) {
-					return nil, fmt.Errorf("unterminated quote in pattern %q", p)
-				}
-				if p[j] == '\'' {
-					if j+1 < len(p) && p[j+1] == '\'' {
-						addLit('\'')
-						j += 2
-						continue
-					}
-					break
-				}
-				addLit(p[j])
-				j++
-			}
-			i = j + 1
-		case ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z'):
-			j := i
-			for j < len(p) && p[j] == c {
-				j++
-			}
-			w := j - i
-			l, ok := tmPatternLetters[c]
-			if !ok {
-				return nil, fmt.Errorf("unsupported pattern letter %q in %q (supported: y M d D H h m s S a E, 'text')", c, p)
-			}
-			if w > l.maxWidth {
-				return nil, fmt.Errorf("too many pattern letters %q in %q (at most %d)", p[i:j], p, l.maxWidth)
-			}
-			f.ops = append(f.ops, tmOp{kind: l.kind, width: w, limit: tmPow10(w), div: tmPow10(max(9-w, 0))})
-			switch l.kind {
-			case tmOpYear, tmOpMonth, tmOpDay, tmOpDayOfYear, tmOpWeekday:
-				f.needDate = true
-			}
-			i = j
-		default:
-			addLit(c)
-			i++
+		if tok.letter == 0 {
+			f.ops = append(f.ops, tmOp{kind: tmOpLiteral, lit: tok.lit})
+			continue
+		}
+		kind, err := tmLetterKind(tmFormatLetters, &tok, p, "supported: y M d D H h m s S a E")
+		if err != nil {
+			return nil, err
+		}
+		w := tok.count
+		f.ops = append(f.ops, tmOp{kind: kind, width: w, limit: tmPow10(w), div: tmPow10(max(9-w, 0))})
+		switch kind {
+		case tmOpYear, tmOpMonth, tmOpDay, tmOpDayOfYear, tmOpWeekday:
+			f.needDate = true
 		}
 	}
 	return f, nil

@@ -43,10 +43,9 @@ type tmParser struct {
 	hour12  bool // the hour is h with a
 }
 
-var tpLetters = map[byte]struct {
-	kind     tpKind
-	maxWidth int
-}{
+// tpLetters maps the pattern letters parsing supports to their field and
+// the largest repetition allowed.
+var tpLetters = map[byte]tmLetter[tpKind]{
 	'y': {tpYear, 19}, 'M': {tpMonth, 4}, 'd': {tpDay, 2}, 'H': {tpHour24, 2}, 'h': {tpHour12, 2},
 	'm': {tpMinute, 2}, 's': {tpSecond, 2}, 'S': {tpFraction, 9}, 'a': {tpAmPm, 1}, 'E': {tpWeekday, 4},
 	'X': {tpOffset, 3}, 'Z': {tpOffset, 3},
@@ -66,63 +65,24 @@ func (f *tpField) numeric() bool {
 // same quoting; letters y M d H h m s S a E, and X or Z for a zone offset).
 func compileTmParser(p string, lenient bool) (*tmParser, error) {
 	t := &tmParser{lenient: lenient}
-	addLit := func(c byte) {
-		if k := len(t.fields); k > 0 && t.fields[k-1].kind == tpLiteral {
-			t.fields[k-1].lit = append(t.fields[k-1].lit, c)
-			return
-		}
-		t.fields = append(t.fields, tpField{kind: tpLiteral, lit: []byte{c}})
-	}
 	seen := map[tpKind]bool{}
-	for i := 0; i < len(p); {
-		c := p[i]
-		switch {
-		case c == '\'':
-			if i+1 < len(p) && p[i+1] == '\'' {
-				addLit('\'')
-				i += 2
-				continue
-			}
-			j := i + 1
-			for {
-				if j >= len(p) {
-					return nil, fmt.Errorf("unterminated quote in pattern %q", p)
-				}
-				if p[j] == '\'' {
-					if j+1 < len(p) && p[j+1] == '\'' {
-						addLit('\'')
-						j += 2
-						continue
-					}
-					break
-				}
-				addLit(p[j])
-				j++
-			}
-			i = j + 1
-		case ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z'):
-			j := i
-			for j < len(p) && p[j] == c {
-				j++
-			}
-			w := j - i
-			l, ok := tpLetters[c]
-			if !ok {
-				return nil, fmt.Errorf("unsupported pattern letter %q in %q (supported for parsing: y M d H h m s S a E X Z, 'text')", c, p)
-			}
-			if w > l.maxWidth {
-				return nil, fmt.Errorf("too many pattern letters %q in %q (at most %d)", p[i:j], p, l.maxWidth)
-			}
-			if seen[l.kind] {
-				return nil, fmt.Errorf("pattern %q sets the field of %q twice", p, p[i:j])
-			}
-			seen[l.kind] = true
-			t.fields = append(t.fields, tpField{kind: l.kind, width: w, z: c == 'Z'})
-			i = j
-		default:
-			addLit(c)
-			i++
+	for tok, err := range tmPatternTokens(p) {
+		if err != nil {
+			return nil, err
 		}
+		if tok.letter == 0 {
+			t.fields = append(t.fields, tpField{kind: tpLiteral, lit: tok.lit})
+			continue
+		}
+		kind, err := tmLetterKind(tpLetters, &tok, p, "supported for parsing: y M d H h m s S a E X Z")
+		if err != nil {
+			return nil, err
+		}
+		if seen[kind] {
+			return nil, fmt.Errorf("pattern %q sets the field of %q twice", p, tok.run())
+		}
+		seen[kind] = true
+		t.fields = append(t.fields, tpField{kind: kind, width: tok.count, z: tok.letter == 'Z'})
 	}
 	if seen[tpHour12] != seen[tpAmPm] {
 		return nil, fmt.Errorf("pattern %q: h (hour 1-12) and a (AM/PM) go together", p)
