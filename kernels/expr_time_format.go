@@ -293,13 +293,7 @@ func (n *dateFormatNode) eval(ctx *evalCtx, sel []int32) (*vec, error) {
 		}
 		pos := len(data)
 		if nulls == nil || !nulls[r] {
-			x := int64(0)
-			if in.kind == kindInt32 {
-				x = int64(in.i32[r])
-			} else {
-				x = in.i64[r]
-			}
-			n.ts.fields(&t, x, n.f.needDate)
+			n.ts.fields(&t, readInt(in, r), n.f.needDate)
 			data = n.f.appendTo(data, &t)
 			if len(data) > math.MaxInt32 {
 				return nil, errBytesOverflow(n.src, r)

@@ -317,14 +317,6 @@ func (n *parseTimeNode) toTimestamp(b []byte) (int64, bool) {
 
 // ---- from_unixtime ----
 
-type fromUnixtimeNode struct {
-	nodeBase
-	arg node
-	ts  tmSource
-	f   *tmFormat
-	s   scratch
-}
-
 func compileFromUnixtime(c *compiler, call *CallExpr, args []node) (node, error) {
 	if err := strArgs(call, args, 1, 2, "is"); err != nil {
 		return nil, err
@@ -341,35 +333,7 @@ func compileFromUnixtime(c *compiler, call *CallExpr, args []node) (node, error)
 	if err != nil {
 		return nil, compileErr(call, "%v", err)
 	}
-	return &fromUnixtimeNode{nodeBase: nodeBase{src: call, dt: strT}, arg: args[0],
+	// Seconds since the epoch format as a timestamp in seconds would.
+	return &dateFormatNode{nodeBase: nodeBase{src: call, dt: strT}, arg: args[0],
 		ts: newTmSource(arrow.FixedWidthTypes.Timestamp_s, 1, tmZone{}), f: f}, nil
-}
-
-func (n *fromUnixtimeNode) eval(ctx *evalCtx, sel []int32) (*vec, error) {
-	in, err := n.arg.eval(ctx, sel)
-	if err != nil {
-		return nil, err
-	}
-	out := beginBytes(&n.s, n.dt, ctx.n)
-	nulls := strNulls(&n.s, out, sel, ctx.n, in)
-	data, so, eo := out.data, out.so, out.eo
-	cnt := rowCount(sel, ctx.n)
-	var t tmFields
-	for i := 0; i < cnt; i++ {
-		r := int32(i)
-		if sel != nil {
-			r = sel[i]
-		}
-		pos := len(data)
-		if nulls == nil || !nulls[r] {
-			n.ts.fields(&t, readInt(in, r), n.f.needDate)
-			data = n.f.appendTo(data, &t)
-			if len(data) > math.MaxInt32 {
-				return nil, errBytesOverflow(n.src, r)
-			}
-		}
-		so[r], eo[r] = int32(pos), int32(len(data))
-	}
-	out.data = data
-	return out, nil
 }
