@@ -35,6 +35,10 @@ type Agg struct {
 // (or on a prefix of them) so that each subtask sees all rows of its keys.
 // Its state is columnar (one kernels.GroupBy per pane) and is snapshotted
 // by key group, so a job can restore it into another parallelism.
+//
+// Without keys (or with few) one subtask would see every row: Local and
+// Final split the aggregate into a local phase at any parallelism and a
+// final phase merging its partial states.
 type Aggregate struct {
 	// Input is the schema of the batches the operator receives.
 	Input *arrow.Schema
@@ -65,9 +69,18 @@ type Aggregate struct {
 	// times and are not deterministic on replay (see
 	// arrowflow.ProcessingTimeOperator).
 	ProcessingTime bool
+	// Partial makes the operator the local phase of a two-phase
+	// aggregate (see Local, which sets it): a fired window emits the
+	// window's partial state (window_start, window_end, then the columns
+	// of kernels.GroupBy.StateSchema) instead of its results, for a
+	// FinalAggregate to merge.
+	Partial bool
 }
 
-// Stats are a windowed aggregate subtask's counters.
+// Stats are a windowed aggregate subtask's counters. In the final phase
+// of a two-phase aggregate (FinalAggregate), LateRows counts partial rows
+// that came after their window fired and Panes is the number of windows
+// held.
 type Stats struct {
 	// LateRows counts rows dropped because every window they belong to had
 	// already fired; NullTimeRows rows dropped for a NULL event time.
@@ -98,7 +111,9 @@ func (a Aggregate) Factory() arrowflow.OperatorFactory {
 }
 
 // OutputSchema is the schema of the rows the aggregate emits:
-// window_start, window_end, the keys, then the aggregates.
+// window_start, window_end, the keys, then the aggregates; with Partial,
+// window_start, window_end, then the partial state (the keys, then each
+// aggregate's state columns).
 func (a Aggregate) OutputSchema() (*arrow.Schema, error) {
 	c, err := a.compile()
 	if err != nil {
@@ -119,9 +134,12 @@ type compiled struct {
 	timeType *arrow.TimestampType
 	keyIdx   []int
 	aggs     []kernels.AggregateSpec
-	out      *arrow.Schema // window_start, window_end, GroupBy output
+	out      *arrow.Schema // what the operator emits: result, or partial with Partial
+	result   *arrow.Schema // window_start, window_end, GroupBy output
+	partial  *arrow.Schema // window_start, window_end, GroupBy state
 	groupOut *arrow.Schema
-	state    *arrow.Schema // _pane, GroupBy state
+	state    *arrow.Schema // _pane, _key_group (with Partial, _watermark), GroupBy state
+	winState *arrow.Schema // _window_start, _window_end, _key_group, GroupBy state
 	gbState  *arrow.Schema
 }
 
@@ -140,6 +158,11 @@ func (a Aggregate) compile() (*compiled, error) {
 	}
 	if a.AllowedLateness < 0 {
 		return nil, fmt.Errorf("window aggregate: allowed lateness %s is negative", a.AllowedLateness)
+	}
+	if a.Partial {
+		if err := a.checkTwoPhase(); err != nil {
+			return nil, err
+		}
 	}
 	col := func(what, name string) (int, error) {
 		idx := a.Input.FieldIndices(name)
@@ -195,12 +218,27 @@ func (a Aggregate) compile() (*compiled, error) {
 		return nil, fmt.Errorf("window aggregate: %w", err)
 	}
 	c.groupOut, c.gbState = g.OutputSchema(), g.StateSchema()
-	fields := []arrow.Field{{Name: "window_start", Type: tt}, {Name: "window_end", Type: tt}}
-	c.out = arrow.NewSchema(append(fields, c.groupOut.Fields()...), nil)
+	windowed := func(rest []arrow.Field) *arrow.Schema {
+		fields := []arrow.Field{{Name: "window_start", Type: tt}, {Name: "window_end", Type: tt}}
+		return arrow.NewSchema(append(fields, rest...), nil)
+	}
+	c.result, c.partial = windowed(c.groupOut.Fields()), windowed(c.gbState.Fields())
+	c.out = c.result
 	c.state = arrow.NewSchema(append([]arrow.Field{
 		{Name: paneColumn, Type: arrow.PrimitiveTypes.Int64},
 		{Name: state.KeyGroupColumn, Type: arrow.PrimitiveTypes.Uint16},
 	}, c.gbState.Fields()...), nil)
+	c.winState = arrow.NewSchema(append([]arrow.Field{
+		{Name: "_window_start", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "_window_end", Type: arrow.PrimitiveTypes.Int64},
+		{Name: state.KeyGroupColumn, Type: arrow.PrimitiveTypes.Uint16},
+	}, c.gbState.Fields()...), nil)
+	if a.Partial {
+		if err := c.checkPartialNames(a.Keys); err != nil {
+			return nil, err
+		}
+		c.out, c.state = c.partial, localPaneSchema(c.gbState)
+	}
 	return c, nil
 }
 
@@ -235,6 +273,12 @@ type aggOp struct {
 	// free holds GroupBys of freed panes, reset, for the next panes: a
 	// table keeps its grown capacity instead of regrowing for every pane.
 	free []*kernels.GroupBy
+	// restored holds, in the local phase of a two-phase aggregate only,
+	// partial states of whole windows taken over from a snapshot whose
+	// writer had fired some of the windows of their panes (see
+	// restoreLocal). A window's result is its panes merged with its
+	// restored state; the entry goes when the window fires.
+	restored map[bounds]*kernels.GroupBy
 
 	// scratch
 	batchPanes []int64
@@ -264,8 +308,11 @@ func (o *aggOp) Open(info *arrowflow.TaskInfo) error {
 // Stats reports the subtask's counters.
 func (o *aggOp) Stats() Stats {
 	s := o.stats
-	s.Panes = int64(len(o.panes))
+	s.Panes = int64(len(o.panes) + len(o.restored))
 	for _, g := range o.panes {
+		s.StateBytes += g.SizeBytes()
+	}
+	for _, g := range o.restored {
 		s.StateBytes += g.SizeBytes()
 	}
 	return s
@@ -384,6 +431,10 @@ func (o *aggOp) reportState() error {
 		bytes += g.SizeBytes()
 		keys += int64(g.Groups())
 	}
+	for _, g := range o.restored {
+		bytes += g.SizeBytes()
+		keys += int64(g.Groups())
+	}
 	for _, g := range append(o.free, o.merged) {
 		if g != nil {
 			bytes += g.SizeBytes()
@@ -411,18 +462,23 @@ func (o *aggOp) paneState(p int64) (*kernels.GroupBy, error) {
 	if g, ok := o.panes[p]; ok {
 		return g, nil
 	}
-	if n := len(o.free); n > 0 {
-		g := o.free[n-1]
-		o.free = o.free[:n-1]
-		o.panes[p] = g
-		return g, nil
-	}
-	g, err := kernels.NewGroupBy(o.cfg.Input, o.c.keyIdx, o.c.aggs)
+	g, err := o.newState()
 	if err != nil {
 		return nil, err
 	}
 	o.panes[p] = g
 	return g, nil
+}
+
+// newState returns an empty GroupBy of the aggregate, reusing a freed
+// one.
+func (o *aggOp) newState() (*kernels.GroupBy, error) {
+	if n := len(o.free); n > 0 {
+		g := o.free[n-1]
+		o.free = o.free[:n-1]
+		return g, nil
+	}
+	return kernels.NewGroupBy(o.cfg.Input, o.c.keyIdx, o.c.aggs)
 }
 
 func (o *aggOp) ProcessWatermark(wm arrowflow.EventTime, out arrowflow.Emitter) error {
@@ -443,7 +499,7 @@ func (o *aggOp) ProcessWatermark(wm arrowflow.EventTime, out arrowflow.Emitter) 
 // fire emits every window that completes between watermarks prev and wm,
 // in order of window end, then frees the panes no later window needs.
 func (o *aggOp) fire(prev, wm arrowflow.EventTime, out arrowflow.Emitter) error {
-	if len(o.panes) == 0 {
+	if len(o.panes) == 0 && len(o.restored) == 0 {
 		return nil
 	}
 	// The windows to fire are those containing a held pane whose end
@@ -455,6 +511,13 @@ func (o *aggOp) fire(prev, wm arrowflow.EventTime, out arrowflow.Emitter) error 
 			if o.fired(w.end, wm) && !o.fired(w.end, prev) {
 				wins = append(wins, w)
 			}
+		}
+	}
+	for w := range o.restored {
+		// Restored windows had not fired at the restored watermark, and
+		// leave when they fire.
+		if o.fired(w.end, wm) {
+			wins = append(wins, w)
 		}
 	}
 	// An end names one window (a cumulating period's windows have
@@ -483,17 +546,22 @@ func (o *aggOp) fire(prev, wm arrowflow.EventTime, out arrowflow.Emitter) error 
 	return nil
 }
 
-// emitWindow computes the window [start, end) from its panes and emits it.
+// emitWindow computes the window [start, end) from its panes and emits
+// its results, or with Partial its partial state.
 func (o *aggOp) emitWindow(start, end int64, out arrowflow.Emitter) error {
 	var src *kernels.GroupBy
 	var err error
-	switch o.cfg.Window.Kind {
-	case KindTumbling:
-		src = o.panes[start]
-	case KindCumulate:
-		src, err = o.accumulate(start, end)
-	default:
-		src, err = o.mergePanes(start, end)
+	if r, ok := o.restored[bounds{start, end}]; ok {
+		src, err = o.mergeRestored(start, end, r)
+	} else {
+		switch o.cfg.Window.Kind {
+		case KindTumbling:
+			src = o.panes[start]
+		case KindCumulate:
+			src, err = o.accumulate(start, end)
+		default:
+			src, err = o.mergePanes(start, end)
+		}
 	}
 	if err != nil {
 		return err
@@ -501,18 +569,31 @@ func (o *aggOp) emitWindow(start, end int64, out arrowflow.Emitter) error {
 	if src == nil || src.Groups() == 0 {
 		return nil
 	}
-	res, err := src.Finish(o.mem)
+	var res arrow.RecordBatch
+	if o.cfg.Partial {
+		res, err = src.ExportState(o.mem)
+	} else {
+		res, err = src.Finish(o.mem)
+	}
 	if err != nil {
 		return fmt.Errorf("window aggregate %s: %w", o.info.Name, err)
 	}
+	o.stats.Windows++
+	return out.Emit(arrowflow.NewBatch(windowRows(o.mem, o.c.timeType, o.c.out, start, end, res)))
+}
+
+// windowRows prepends to res (taking over the caller's reference) the
+// columns window_start and window_end, constant start and end (ns) in the
+// event-time type tt, as a batch of schema.
+func windowRows(mem memory.Allocator, tt *arrow.TimestampType, schema *arrow.Schema, start, end int64, res arrow.RecordBatch) arrow.RecordBatch {
 	defer res.Release()
 	rows := int(res.NumRows())
 	cols := make([]arrow.Array, 0, 2+int(res.NumCols()))
-	unit := o.c.timeType.Unit
+	unit := int64(tt.Unit.Multiplier())
 	for _, v := range []int64{start, end} {
-		tb := array.NewTimestampBuilder(o.mem, o.c.timeType)
+		tb := array.NewTimestampBuilder(mem, tt)
 		tb.Reserve(rows)
-		x := arrow.Timestamp(v / int64(unit.Multiplier()))
+		x := arrow.Timestamp(v / unit)
 		for i := 0; i < rows; i++ {
 			tb.UnsafeAppend(x)
 		}
@@ -520,11 +601,10 @@ func (o *aggOp) emitWindow(start, end int64, out arrowflow.Emitter) error {
 		tb.Release()
 	}
 	cols = append(cols, res.Columns()...)
-	batch := array.NewRecordBatch(o.c.out, cols, int64(rows))
+	batch := array.NewRecordBatch(schema, cols, int64(rows))
 	cols[0].Release()
 	cols[1].Release()
-	o.stats.Windows++
-	return out.Emit(arrowflow.NewBatch(batch))
+	return batch
 }
 
 // mergePanes merges the panes of the window [start, end) into o.merged
@@ -632,6 +712,9 @@ func (o *aggOp) Finish(out arrowflow.Emitter) error {
 // The cumulating accumulator is derived from the panes and not written:
 // a restored subtask rebuilds it at its first window.
 func (o *aggOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
+	if o.cfg.Partial {
+		return o.snapshotLocal(w)
+	}
 	starts := make([]int64, 0, len(o.panes))
 	for p := range o.panes {
 		starts = append(starts, p)
@@ -725,6 +808,9 @@ func readMeta(r state.SnapshotReader) (arrowflow.EventTime, bool, error) {
 // RestoreState merges the panes of the key groups this subtask owns, from
 // one or more old subtasks' snapshots.
 func (o *aggOp) RestoreState(r state.SnapshotReader) error {
+	if o.cfg.Partial {
+		return o.restoreLocal(r)
+	}
 	wm, sawMeta, err := readMeta(r)
 	if err != nil {
 		return err
@@ -800,7 +886,7 @@ func ownedRows(info *arrowflow.TaskInfo, keys []arrow.Array, n int) ([]int32, er
 }
 
 func (o *aggOp) Close() error {
-	o.panes, o.free, o.merged, o.accLive = nil, nil, nil, false
+	o.panes, o.restored, o.free, o.merged, o.accLive = nil, nil, nil, nil, false
 	if o.info != nil {
 		_ = o.info.StateBudget.Set(0, 0)
 	}

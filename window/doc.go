@@ -18,6 +18,16 @@
 // side output of that name. Aggregate.ProcessingTime makes windows tumble,
 // hop or cumulate over processing time instead.
 //
+// An event-time Aggregate over tumbling, hopping or cumulating windows can
+// also run in two phases (Flink's local-global aggregation), for
+// aggregates without keys or with few, which one subtask would otherwise
+// compute alone: Aggregate.Local runs beside the source at any parallelism
+// and emits each fired window's partial state (kernels.GroupBy state
+// columns), and the FinalAggregate from Aggregate.Final, keyed by the keys
+// or at parallelism 1 without them, merges the partials and emits the
+// one-phase aggregate's results. Sessions and processing time have no
+// two-phase form (ErrTwoPhaseUnsupported).
+//
 // Join joins two keyed streams within the same window (inner, outer, semi
 // and anti), and TopN keeps the first N rows per window and partition
 // (with ties, in two phases for whole-window rankings); both keep their
