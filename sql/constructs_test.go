@@ -485,3 +485,47 @@ GROUP BY window_start, window_end;`, testEvents)
 		compareRows(t, runGraph(t, job.Graph, sink, nil), want)
 	}
 }
+
+// A window aggregation without keys runs in two phases above parallelism
+// 1 (each subtask's partial aggregates merged by one): the same results
+// as one phase, for hopping windows and COUNT(DISTINCT) too.
+func TestKeylessWindowAggregateInTwoPhases(t *testing.T) {
+	bids, _ := readNexmark(t)
+	type acc struct {
+		n, sum  int64
+		bidders map[int64]bool
+	}
+	accs := map[time.Time]*acc{}
+	for _, b := range bids {
+		for _, ws := range windowStart(b.ts, 10*time.Second, 2*time.Second) {
+			a := accs[ws]
+			if a == nil {
+				a = &acc{bidders: map[int64]bool{}}
+				accs[ws] = a
+			}
+			a.n++
+			a.sum += b.price
+			a.bidders[b.bidder] = true
+		}
+	}
+	var want []string
+	for ws, a := range accs {
+		want = append(want, fmtRow(ws.UTC(), a.n, a.sum, int64(len(a.bidders))))
+	}
+	for _, par := range []int{1, 2} {
+		script := `
+CREATE TABLE totals (ws TIMESTAMP(3), n BIGINT, total BIGINT, bidders BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO totals
+SELECT window_start, COUNT(*), SUM(price), COUNT(DISTINCT bidder)
+FROM TABLE(HOP(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '2' SECOND, INTERVAL '10' SECOND))
+GROUP BY window_start, window_end;`
+		job, err := Compile(context.Background(), queries.SQLDDL(testEvents, 4, 3)+script, Options{Parallelism: par, ForceParallelism: true, DryRun: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if twoPhase := strings.Contains(job.Plan, "in two phases"); twoPhase != (par > 1) {
+			t.Fatalf("parallelism %d: two phases %t:\n%s", par, twoPhase, job.Plan)
+		}
+		compareRows(t, runScript(t, script, "totals", par), want)
+	}
+}

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -598,9 +599,16 @@ func (p *planner) aggregate(sel *Select, r *relation) (*relation, error) {
 		if outSchema, err = agg.OutputSchema(); err != nil {
 			return nil, semErrorf(sel.Pos, "%v", err)
 		}
-		node = p.keyed(p.nodeName("window-aggregate"), agg.Factory(), pre.node, keyNames)
+		if node, err = p.twoPhase(agg, pre.node); err != nil {
+			return nil, semErrorf(sel.Pos, "%v", err)
+		}
+		if node != nil {
+			p.explainf("window aggregate %s without keys, in two phases: partial aggregates at parallelism %d, merged at parallelism 1", spec, pre.node.Parallelism())
+		} else {
+			node = p.keyed(p.nodeName("window-aggregate"), agg.Factory(), pre.node, keyNames)
+			p.explainf("window aggregate %s keyed by %s: %d aggregates, parallelism %d", spec, keyList(keys), len(aggs), node.Parallelism())
+		}
 		p.aggs[reuseKey] = &relation{node: node, schema: outSchema}
-		p.explainf("window aggregate %s keyed by %s: %d aggregates, parallelism %d", spec, keyList(keys), len(aggs), node.Parallelism())
 	}
 
 	// The aggregate's output as SQL sees it.
@@ -650,6 +658,27 @@ func (p *planner) aggregate(sel *Select, r *relation) (*relation, error) {
 		}
 	}
 	return p.project(out, sel.Items, "select", tmpl)
+}
+
+// twoPhase plans a window aggregation without keys in two phases when
+// its input runs at more than one subtask (Flink's local-global
+// aggregation): each subtask aggregates its own rows, and one subtask
+// merges their partial results per window, instead of every row going to
+// one subtask. It returns nil when one phase is planned instead (keys,
+// one input subtask, or a window or function without a two-phase form).
+func (p *planner) twoPhase(agg window.Aggregate, in *arrowflow.Node) (*arrowflow.Node, error) {
+	if len(agg.Keys) > 0 || in.Parallelism() < 2 {
+		return nil, nil
+	}
+	final, err := agg.Final()
+	if errors.Is(err, window.ErrTwoPhaseUnsupported) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	local := p.g.Operator(p.nodeName("window-aggregate-partial"), agg.Local().Factory(), in.Parallelism(), arrowflow.Forward(in))
+	return p.g.Operator(p.nodeName("window-aggregate"), final.Factory(), 1, final.Edge(local)), nil
 }
 
 func keyList(keys []Expr) string {
