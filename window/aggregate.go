@@ -32,7 +32,10 @@ type Agg struct {
 // aggregates.
 //
 // The operator is keyed: put it behind arrowflow.KeyBy on the same Keys
-// (or on a prefix of them) so that each subtask sees all rows of its keys.
+// (all of them, in order: snapshots assign state to key groups by the hash
+// of all the keys, so behind a KeyBy on fewer columns restored state and
+// incoming rows would meet on different subtasks) so that each subtask
+// sees all rows of its keys.
 // Its state is columnar (one kernels.GroupBy per pane) and is snapshotted
 // by key group, so a job can restore it into another parallelism.
 //
