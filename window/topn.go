@@ -160,6 +160,11 @@ func (t TopN) OutputSchema() (*arrow.Schema, error) {
 // a Forward or Rebalance edge; each subtask reduces the rows it sees to
 // its own candidates per window and partition, and emits them when the
 // window fires. Final ranks those candidates.
+//
+// Each subtask's snapshot rows carry its watermark, so that after a
+// rescale a subtask restoring the candidates of an old subtask whose
+// watermark was ahead of the others' sends them only for the windows
+// that subtask had not emitted yet.
 func (t TopN) Local() TopN {
 	l := t
 	l.RowNumber = ""
@@ -199,7 +204,10 @@ type topNCompiled struct {
 	keyIdx   []int
 	order    []topNOrder
 	out      *arrow.Schema
-	state    *arrow.Schema // _pane_start, _pane_end, _key_group, input
+	state    *arrow.Schema // _pane_start, _pane_end, _key_group, _watermark, input
+	// stateNoWM is the layout of snapshots written before the writer's
+	// watermark was recorded: state without _watermark.
+	stateNoWM *arrow.Schema
 }
 
 const (
@@ -348,7 +356,9 @@ func (t TopN) compile() (*topNCompiled, error) {
 		{Name: "_pane_start", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "_pane_end", Type: arrow.PrimitiveTypes.Int64},
 		{Name: state.KeyGroupColumn, Type: arrow.PrimitiveTypes.Uint16},
+		{Name: watermarkColumn, Type: arrow.PrimitiveTypes.Int64},
 	}, t.Input.Fields()...), nil)
+	c.stateNoWM = arrow.NewSchema(slices.Delete(c.state.Fields(), 3, 4), nil)
 	return c, nil
 }
 
@@ -449,6 +459,14 @@ func topNRecordBytes(rec arrow.RecordBatch) int64 {
 	return n
 }
 
+// topNAhead names restored candidates: their pane's bounds and the
+// watermark of the subtask that wrote them. As a key of topNOp.ahead, the
+// watermark is later than the one the subtask restored.
+type topNAhead struct {
+	pane topNBounds
+	wm   arrowflow.EventTime
+}
+
 // topNOp is one subtask of a window top-N.
 type topNOp struct {
 	cfg  TopN
@@ -457,6 +475,15 @@ type topNOp struct {
 	mem  memory.Allocator
 
 	panes map[topNBounds]*topNPane
+	// ahead holds candidates of raw rows restored from an old subtask
+	// whose watermark was ahead of the restored one and had fired some
+	// windows of their pane, by pane and that writer's watermark (see
+	// RestoreState). They count only in the pane's windows that had not
+	// fired at that watermark: the writer emitted the others. Only the
+	// local phase of a two-phase top-N, whose subtasks behind a Forward
+	// edge each have their own watermark, gets such rows, after a
+	// rescale; a pane leaves when its last window fires.
+	ahead map[topNAhead]*topNPane
 	wm    arrowflow.EventTime
 	stats TopNStats
 
@@ -492,7 +519,7 @@ func (o *topNOp) Open(info *arrowflow.TaskInfo) error {
 	if o.mem == nil {
 		o.mem = memory.DefaultAllocator
 	}
-	o.panes = map[topNBounds]*topNPane{}
+	o.panes, o.ahead = map[topNBounds]*topNPane{}, map[topNAhead]*topNPane{}
 	o.batchIdx = map[topNBounds]int{}
 	o.wm = arrowflow.MinEventTime
 	if c.raw {
@@ -508,8 +535,12 @@ func (o *topNOp) Open(info *arrowflow.TaskInfo) error {
 // TopNStats reports the subtask's counters.
 func (o *topNOp) TopNStats() TopNStats {
 	s := o.stats
-	s.Panes = int64(len(o.panes))
+	s.Panes = int64(len(o.panes) + len(o.ahead))
 	for _, w := range o.panes {
+		s.Rows += int64(w.rows())
+		s.StateBytes += w.sizeBytes()
+	}
+	for _, w := range o.ahead {
 		s.Rows += int64(w.rows())
 		s.StateBytes += w.sizeBytes()
 	}
@@ -900,6 +931,10 @@ func (o *topNOp) reportState() error {
 		bytes += w.sizeBytes()
 		keys += int64(w.partitions())
 	}
+	for _, w := range o.ahead {
+		bytes += w.sizeBytes()
+		keys += int64(w.partitions())
+	}
 	return o.info.StateBudget.Set(bytes, keys)
 }
 
@@ -920,6 +955,10 @@ func (o *topNOp) ProcessWatermark(wm arrowflow.EventTime, out arrowflow.Emitter)
 
 func topNByEnd(a, b topNBounds) int {
 	return cmp.Or(cmp.Compare(a.end, b.end), cmp.Compare(a.start, b.start))
+}
+
+func topNAheadOrder(a, b topNAhead) int {
+	return cmp.Or(topNByEnd(a.pane, b.pane), cmp.Compare(a.wm, b.wm))
 }
 
 // fire emits every window that completes between watermarks prev and wm,
@@ -946,14 +985,23 @@ func (o *topNOp) fire(prev, wm arrowflow.EventTime, out arrowflow.Emitter) error
 		}
 		return nil
 	}
-	for p := range o.panes {
+	// The windows of pane p that fire at wm and had not at since: prev,
+	// or for a pane restored from a writer ahead, the later of prev and
+	// its writer's watermark.
+	firing := func(p topNBounds, since arrowflow.EventTime) {
 		// Windows containing pane p start at the step boundaries in
 		// (p - size, p].
 		for s := floorTo(p.start, o.step, o.offset); s > p.start-o.size; s -= o.step {
-			if end := s + o.size; o.fired(end, wm) && !o.fired(end, prev) {
+			if end := s + o.size; o.fired(end, wm) && !o.fired(end, since) {
 				wins = append(wins, topNBounds{s, end})
 			}
 		}
+	}
+	for p := range o.panes {
+		firing(p, prev)
+	}
+	for a := range o.ahead {
+		firing(a.pane, max(prev, a.wm))
 	}
 	slices.SortFunc(wins, topNByEnd)
 	wins = slices.Compact(wins)
@@ -968,24 +1016,50 @@ func (o *topNOp) fire(prev, wm arrowflow.EventTime, out arrowflow.Emitter) error
 			o.freePane(w)
 		}
 	}
+	for a, w := range o.ahead {
+		if o.fired(o.cfg.Window.lastWindowEnd(a.pane.start), wm) {
+			delete(o.ahead, a)
+			o.freePane(w)
+		}
+	}
 	return nil
 }
 
-// emitWindow emits the window of raw rows win from its panes: directly
+// emitWindow emits the window of raw rows win from its panes (and the
+// panes restored from writers ahead that had not emitted it): directly
 // from a single pane with rows, else from a pane ranking the union of
 // their candidates.
 func (o *topNOp) emitWindow(win topNBounds, out arrowflow.Emitter) error {
 	var parts []*topNPane
-	for p := win.start; p < win.end; p += o.pane {
-		w, ok := o.panes[topNBounds{p, p + o.pane}]
-		if !ok {
-			continue
-		}
+	add := func(w *topNPane) error {
 		if err := o.compact(w); err != nil {
 			return err
 		}
 		if w.candRows() > 0 {
 			parts = append(parts, w)
+		}
+		return nil
+	}
+	for p := win.start; p < win.end; p += o.pane {
+		if w, ok := o.panes[topNBounds{p, p + o.pane}]; ok {
+			if err := add(w); err != nil {
+				return err
+			}
+		}
+	}
+	if len(o.ahead) > 0 {
+		// In a fixed order: it breaks ties among the candidates.
+		var keys []topNAhead
+		for a := range o.ahead {
+			if a.pane.start >= win.start && a.pane.end <= win.end && !o.fired(win.end, a.wm) {
+				keys = append(keys, a)
+			}
+		}
+		slices.SortFunc(keys, topNAheadOrder)
+		for _, a := range keys {
+			if err := add(o.ahead[a]); err != nil {
+				return err
+			}
 		}
 	}
 	switch len(parts) {
@@ -1087,8 +1161,10 @@ func (o *topNOp) Finish(out arrowflow.Emitter) error {
 }
 
 // SnapshotState compacts every pane and writes the candidates as one
-// table, with the pane's bounds and the key group of each row, and the
-// watermark as a second table.
+// table, with the pane's bounds, the key group of each row and the
+// watermark up to which the pane's windows have had its rows (the
+// subtask's, or for a pane restored from a writer ahead, the writer's),
+// and the watermark as a second table.
 func (o *topNOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
 	keys := make([]topNBounds, 0, len(o.panes))
 	for k := range o.panes {
@@ -1096,37 +1172,41 @@ func (o *topNOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
 	}
 	slices.SortFunc(keys, topNByEnd)
 	for _, k := range keys {
-		win := o.panes[k]
-		if err := o.compact(win); err != nil {
+		if err := o.writeWindow(o.panes[k], o.wm, w); err != nil {
 			return err
 		}
-		if win.cand == nil || win.cand.NumRows() == 0 {
-			continue
-		}
-		if err := o.writeWindow(win, w); err != nil {
+	}
+	ahead := make([]topNAhead, 0, len(o.ahead))
+	for a := range o.ahead {
+		ahead = append(ahead, a)
+	}
+	slices.SortFunc(ahead, topNAheadOrder)
+	for _, a := range ahead {
+		if err := o.writeWindow(o.ahead[a], a.wm, w); err != nil {
 			return err
 		}
 	}
 	return writeMeta(o.mem, o.wm, w)
 }
 
-func (o *topNOp) writeWindow(win *topNPane, w state.SnapshotWriter) error {
-	rows := int(win.cand.NumRows())
+// writeWindow compacts the pane win and writes its candidates as rows of
+// the state table, with wm: they count only in windows that had not
+// fired at wm.
+func (o *topNOp) writeWindow(win *topNPane, wm arrowflow.EventTime, w state.SnapshotWriter) error {
+	if err := o.compact(win); err != nil {
+		return err
+	}
+	rows := win.candRows()
+	if rows == 0 {
+		return nil
+	}
 	cols := make([]arrow.Array, 0, o.c.state.NumFields())
 	defer func() {
-		for _, c := range cols[:min(3, len(cols))] {
+		for _, c := range cols[:min(4, len(cols))] {
 			c.Release()
 		}
 	}()
-	for _, v := range []int64{win.key.start, win.key.end} {
-		b := array.NewInt64Builder(o.mem)
-		b.Reserve(rows)
-		for i := 0; i < rows; i++ {
-			b.UnsafeAppend(v)
-		}
-		cols = append(cols, b.NewArray())
-		b.Release()
-	}
+	cols = append(cols, constInt64(o.mem, win.key.start, rows), constInt64(o.mem, win.key.end, rows))
 	keys := make([]arrow.Array, len(o.c.keyIdx))
 	for i, k := range o.c.keyIdx {
 		keys[i] = win.cand.Column(k)
@@ -1135,7 +1215,7 @@ func (o *topNOp) writeWindow(win *topNPane, w state.SnapshotWriter) error {
 	if err != nil {
 		return err
 	}
-	cols = append(cols, kg)
+	cols = append(cols, kg, constInt64(o.mem, int64(wm), rows))
 	cols = append(cols, win.cand.Columns()...)
 	rec := array.NewRecordBatch(o.c.state, cols, int64(rows))
 	defer rec.Release()
@@ -1147,6 +1227,20 @@ func (o *topNOp) writeWindow(win *topNPane, w state.SnapshotWriter) error {
 // them. Without KeyBy, rows belong to the key group of the subtask that
 // wrote them (the first of its range), so partial state of a two-phase
 // top-N's local phase lands on exactly one new subtask.
+//
+// The watermark restored is the smallest of the old subtasks'
+// (readMeta). Behind a Forward edge each local subtask has its own
+// watermark, so a pane of raw rows written by a subtask whose watermark
+// was ahead may belong to hopping windows that subtask already fired and
+// emitted, but that have not fired at the restored watermark: restored
+// as a pane, its candidates would reach the final phase a second time
+// when those windows fire again here, and be ranked twice. Such a pane
+// is held apart with its writer's watermark (o.ahead) and counts only in
+// its windows that had not fired at that watermark. Panes written at the
+// restored watermark (the usual case: no rescale, keyed subtasks, or
+// equal watermarks), panes none of whose windows had fired at their
+// writer's watermark, and snapshots written before the writer's
+// watermark was recorded (stateNoWM) are restored as panes.
 func (o *topNOp) RestoreState(r state.SnapshotReader) error {
 	wm, sawMeta, err := readMeta(r)
 	if err != nil {
@@ -1159,32 +1253,44 @@ func (o *topNOp) RestoreState(r state.SnapshotReader) error {
 		return o.reportState()
 	}
 	err = r.Read(topNStateTable, func(rec arrow.RecordBatch) error {
-		if !rec.Schema().Equal(o.c.state) {
-			return fmt.Errorf("window top-n %s: snapshot state schema %s does not match this job's %s", o.info.Name, rec.Schema(), o.c.state)
+		dataAt := 4
+		switch s := rec.Schema(); {
+		case s.Equal(o.c.state):
+		case s.Equal(o.c.stateNoWM):
+			dataAt = 3
+		default:
+			return fmt.Errorf("window top-n %s: snapshot state schema %s does not match this job's %s", o.info.Name, s, o.c.state)
 		}
 		n := int(rec.NumRows())
-		data := array.NewRecordBatch(o.cfg.Input, rec.Columns()[3:], int64(n))
+		data := array.NewRecordBatch(o.cfg.Input, rec.Columns()[dataAt:], int64(n))
 		defer data.Release()
 		starts, ends := rec.Column(0).(*array.Int64), rec.Column(1).(*array.Int64)
 		kgs := rec.Column(2).(*array.Uint16)
-		var order []topNBounds
-		sels := map[topNBounds][]int32{}
+		var wms *array.Int64
+		if dataAt == 4 {
+			wms = rec.Column(3).(*array.Int64)
+		}
+		// Rows by pane and writer's watermark: o.wm for a pane restored
+		// as such, a later one for a pane held apart.
+		var sels selsBy[topNAhead]
 		for i := 0; i < n; i++ {
 			if !o.info.KeyGroups.Contains(int(kgs.Value(i))) {
 				continue
 			}
-			k := topNBounds{starts.Value(i), ends.Value(i)}
-			if _, ok := sels[k]; !ok {
-				order = append(order, k)
+			k := topNAhead{topNBounds{starts.Value(i), ends.Value(i)}, o.wm}
+			if wms != nil && o.c.raw {
+				if ww := arrowflow.EventTime(wms.Value(i)); ww > o.wm && o.fired(o.firstWindowEnd(k.pane.start), ww) {
+					k.wm = ww
+				}
 			}
-			sels[k] = append(sels[k], int32(i))
+			sels.add(k, int32(i))
 		}
-		for _, k := range order {
-			w, err := o.paneOf(k)
+		for j, k := range sels.keys {
+			w, err := o.restoredPane(k)
 			if err != nil {
 				return err
 			}
-			part, err := kernels.TakeRecord(o.mem, data, sels[k])
+			part, err := kernels.TakeRecord(o.mem, data, sels.sels[j])
 			if err != nil {
 				return fmt.Errorf("window top-n %s: %w", o.info.Name, err)
 			}
@@ -1202,14 +1308,47 @@ func (o *topNOp) RestoreState(r state.SnapshotReader) error {
 			return err
 		}
 	}
+	for _, w := range o.ahead {
+		if err := o.compact(w); err != nil {
+			return err
+		}
+	}
 	return o.reportState()
+}
+
+// firstWindowEnd is the end of the first window containing the pane of
+// raw rows that starts at p: windows start at the step boundaries in
+// (p - size, p].
+func (o *topNOp) firstWindowEnd(p int64) int64 {
+	return floorTo(p-o.size, o.step, o.offset) + o.step + o.size
+}
+
+// restoredPane returns the pane that restored rows of pane a.pane
+// written at watermark a.wm go to, creating it: the pane itself when
+// a.wm is the restored watermark, else the one held apart for a.
+func (o *topNOp) restoredPane(a topNAhead) (*topNPane, error) {
+	if a.wm == o.wm {
+		return o.paneOf(a.pane)
+	}
+	if w, ok := o.ahead[a]; ok {
+		return w, nil
+	}
+	w, err := o.newPane(a.pane)
+	if err != nil {
+		return nil, err
+	}
+	o.ahead[a] = w
+	return w, nil
 }
 
 func (o *topNOp) Close() error {
 	for _, w := range o.panes {
 		w.release()
 	}
-	o.panes, o.freeParts = nil, nil
+	for _, w := range o.ahead {
+		w.release()
+	}
+	o.panes, o.ahead, o.freeParts = nil, nil, nil
 	if o.info != nil {
 		_ = o.info.StateBudget.Set(0, 0)
 	}
