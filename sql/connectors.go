@@ -15,6 +15,7 @@ import (
 	parquetsink "github.com/weirflow/weir/sinks/parquet"
 	printsink "github.com/weirflow/weir/sinks/print"
 	"github.com/weirflow/weir/sources/datagen"
+	"github.com/weirflow/weir/sources/files"
 	kafkasrc "github.com/weirflow/weir/sources/kafka"
 	"github.com/weirflow/weir/sources/nexmark"
 )
@@ -22,7 +23,7 @@ import (
 // sourceConnectors and sinkConnectors name the connectors a table can
 // read from and write to.
 var (
-	sourceConnectors = []string{"datagen", "kafka", "nexmark"}
+	sourceConnectors = []string{"datagen", "filesystem", "kafka", "nexmark"}
 	sinkConnectors   = []string{"blackhole", "filesystem", "iceberg", "kafka", "print"}
 )
 
@@ -43,6 +44,9 @@ type scanSpec struct {
 	// split (Kafka: per partition) may generate itself.
 	eventTime string
 	delay     time.Duration
+	// partitionBy are the PARTITIONED BY columns (filesystem: read from
+	// the folder names).
+	partitionBy []string
 }
 
 // scanSource is an opened source.
@@ -66,6 +70,8 @@ func openSource(ctx context.Context, connector string, s scanSpec) (scanSource, 
 		res, err = datagenSource(s)
 	case "kafka":
 		res, err = kafkaSource(ctx, s)
+	case "filesystem":
+		res, err = filesystemSource(s)
 	default:
 		if contains(sinkConnectors, connector) {
 			return scanSource{}, hinted(semErrorf(s.opts.posOf("connector"), "table %s: the %s connector can only be written to (INSERT INTO), not read", s.table, connector),
@@ -464,6 +470,62 @@ func openSink(ctx context.Context, connector string, s sinkSpec) (arrowflow.Sink
 		return nil, err
 	}
 	return sink, nil
+}
+
+// filesystemSource reads the files under 'path' once (bounded): 'format'
+// parquet, json, csv or raw (one record per line, with the format's
+// options), PARTITIONED BY columns from Hive-style folder names, a weir
+// Parquet table's committed files only; bad lines go by 'weir.on-error'
+// (or '<format>.ignore-parse-errors') with 'weir.dead-letter-path';
+// 'weir.files-in-event-time-order' lets only the file being read hold
+// the watermark back, as Flink's file source does.
+func filesystemSource(s scanSpec) (scanSource, error) {
+	o := s.opts
+	path, err := o.required("path")
+	if err != nil {
+		return scanSource{}, err
+	}
+	if _, ok := o.get("source.monitor-interval"); ok {
+		return scanSource{}, hinted(o.errorf("source.monitor-interval", "the filesystem source reads the files there are once; it does not watch the folder"),
+			"leave it out: the job ends after the last file")
+	}
+	fo := files.Options{Path: strings.TrimPrefix(path, "file://"), Schema: arrow.NewSchema(s.physical, nil), PartitionBy: s.partitionBy}
+	if fo.Format, fo.FormatOptions, err = formatOptions(o); err != nil {
+		return scanSource{}, err
+	}
+	if fo.Format == "parquet" {
+		fo.FormatOptions = nil // parquet.* options are the sink's
+		for k := range o.withPrefix("parquet.", false) {
+			return scanSource{}, o.errorf(k, "the filesystem source takes no parquet options (the files say how they are written)")
+		}
+	}
+	policy, err := o.oneOf("weir.on-error", "fail", "fail", "skip", "dlq")
+	if err != nil {
+		return scanSource{}, err
+	}
+	if ignore, err := o.boolean(fo.Format+".ignore-parse-errors", false); err != nil {
+		return scanSource{}, err
+	} else if ignore {
+		policy = "skip"
+	}
+	fo.OnError = files.ErrorPolicy(policy)
+	fo.DeadLetterPath = o.str("weir.dead-letter-path", "")
+	batch, err := o.integer("weir.batch-size", 0)
+	if err != nil {
+		return scanSource{}, err
+	}
+	fo.BatchSize = int(batch)
+	if fo.FilesInEventTimeOrder, err = o.boolean("weir.files-in-event-time-order", false); err != nil {
+		return scanSource{}, err
+	}
+	if s.eventTime != "" {
+		fo.EventTime, fo.MaxOutOfOrderness = s.eventTime, s.delay
+	}
+	src, err := files.New(fo)
+	if err != nil {
+		return scanSource{}, semErrorf(o.pos, "table %s: %v", s.table, err)
+	}
+	return scanSource{src: src, watermarked: s.eventTime != ""}, nil
 }
 
 // filesystemSink writes Parquet files ('format' = 'parquet') under
