@@ -367,3 +367,29 @@ func TestStopWithSavepointAndResume(t *testing.T) {
 	sameMultiset(t, "projected", collectedProjected(t, a), wantRows)
 	sameTotals(t, "totals", collectedTotals(t, b), wantTotals)
 }
+
+// A checkpoint holding positions of splits the source no longer lists
+// (its configuration changed) is refused, naming them, instead of their
+// rows being silently lost or repeated.
+func TestRestoreRefusesVanishedSplits(t *testing.T) {
+	mem := checkedAlloc(t)
+	rb := array.NewRecordBuilder(mem, arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil))
+	rb.Field(0).(*array.Int64Builder).Append(1)
+	rec := rb.NewRecordBatch()
+	rb.Release()
+	defer rec.Release()
+	g := arrowflow.NewGraph("j")
+	src := g.Source("in", &replaySource{rec: rec, splits: 2, per: 1}, 1)
+	g.Sink("out", collect.New(), 1, arrowflow.Forward(src))
+	pos := make([]byte, 8)
+	restore := &arrowflow.Checkpoint{Job: "j", Epoch: 7, MaxParallelism: state.DefaultMaxParallelism,
+		Sources: map[string][]arrowflow.SplitState{"in": {{Split: "replay-0", Position: pos}, {Split: "replay-1", Position: pos}, {Split: "replay-2", Position: pos}}}}
+	job, err := g.Plan(arrowflow.Options{Allocator: mem, Restore: restore})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = job.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "replay-2") || !strings.Contains(err.Error(), "no longer lists") {
+		t.Fatalf("want a refusal naming replay-2, got %v", err)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -375,6 +377,31 @@ func (j *Job) Run(ctx context.Context) error {
 
 // assignSplits deals each source's splits to its subtasks (split i to
 // subtask i mod parallelism), each with its restored position.
+// checkRestoredSplits fails when the checkpoint being restored holds
+// positions of splits that source n no longer lists (its configuration
+// changed: fewer generator splits, another topic): dropping them would
+// silently lose or repeat their rows.
+func (j *Job) checkRestoredSplits(n *Node, ids []string, positions map[string][]byte) error {
+	var gone []string
+	for id := range positions {
+		if !slices.Contains(ids, id) {
+			gone = append(gone, id)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	slices.Sort(gone)
+	more := ""
+	if len(gone) > 5 {
+		more = fmt.Sprintf(" and %d more", len(gone)-5)
+		gone = gone[:5]
+	}
+	return fmt.Errorf("job %q: %w", j.graph.name, &NodeError{Kind: SourceNode, Name: n.name, Subtask: -1, Parallelism: n.parallelism,
+		Err: fmt.Errorf("the checkpoint of epoch %d has positions of splits %s%s that the source no longer lists (it lists %d now: its configuration changed, or its input was deleted); restoring would lose or repeat their rows",
+			j.opts.Restore.Epoch, strings.Join(gone, ", "), more, len(ids))})
+}
+
 func (j *Job) assignSplits(ctx context.Context) error {
 	positions := make(map[string]map[string][]byte)
 	if cp := j.opts.Restore; cp != nil {
@@ -397,6 +424,9 @@ func (j *Job) assignSplits(ctx context.Context) error {
 				return fmt.Errorf("job %q: %w", j.graph.name, &NodeError{Kind: SourceNode, Name: n.name, Subtask: -1, Parallelism: n.parallelism, Err: fmt.Errorf("list splits: %w", err)})
 			}
 			splitsOf[n] = ids
+			if err := j.checkRestoredSplits(n, ids, positions[n.name]); err != nil {
+				return err
+			}
 		}
 		t.splits = nil
 		for i, id := range ids {
