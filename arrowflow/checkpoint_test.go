@@ -392,4 +392,20 @@ func TestRestoreRefusesVanishedSplits(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "replay-2") || !strings.Contains(err.Error(), "no longer lists") {
 		t.Fatalf("want a refusal naming replay-2, got %v", err)
 	}
+	// Told to, or from a savepoint, it goes on without them.
+	for _, o := range []arrowflow.Options{{DropVanishedSplits: true}, {}} {
+		cp := *restore
+		cp.Savepoint = !o.DropVanishedSplits
+		o.Allocator, o.Restore = mem, &cp
+		g := arrowflow.NewGraph("j")
+		src := g.Source("in", &replaySource{rec: rec, splits: 2, per: 1}, 1)
+		g.Sink("out", collect.New(), 1, arrowflow.Forward(src))
+		job, err := g.Plan(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := job.Run(context.Background()); err != nil {
+			t.Fatalf("savepoint %t, dropping %t: %v", cp.Savepoint, o.DropVanishedSplits, err)
+		}
+	}
 }

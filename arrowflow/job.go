@@ -50,6 +50,13 @@ type Options struct {
 	// RestoreStore holds the state of Restore when it is not StateStore
 	// (a savepoint folder).
 	RestoreStore state.Store
+	// DropVanishedSplits lets a restore go on when Restore holds positions
+	// of splits the sources no longer list (a topic removed on purpose):
+	// those positions are dropped, with a warning. Without it, and unless
+	// Restore is a savepoint (the way to upgrade a job), such a restore
+	// fails, so that a changed configuration cannot silently lose or
+	// repeat rows.
+	DropVanishedSplits bool
 	// FirstEpoch is the number of the first epoch this run closes (default:
 	// Restore.Epoch+1, or 1). Epoch numbers must never go backwards for a
 	// job, even when it restores an older checkpoint.
@@ -392,13 +399,17 @@ func (j *Job) checkRestoredSplits(n *Node, ids []string, positions map[string][]
 		return nil
 	}
 	slices.Sort(gone)
+	if j.opts.DropVanishedSplits || j.opts.Restore.Savepoint {
+		j.logger.Warn("dropping the restored positions of splits the source no longer lists", "source", n.name, "splits", gone)
+		return nil
+	}
 	more := ""
 	if len(gone) > 5 {
 		more = fmt.Sprintf(" and %d more", len(gone)-5)
 		gone = gone[:5]
 	}
 	return fmt.Errorf("job %q: %w", j.graph.name, &NodeError{Kind: SourceNode, Name: n.name, Subtask: -1, Parallelism: n.parallelism,
-		Err: fmt.Errorf("the checkpoint of epoch %d has positions of splits %s%s that the source no longer lists (it lists %d now: its configuration changed, or its input was deleted); restoring would lose or repeat their rows",
+		Err: fmt.Errorf("the checkpoint of epoch %d has positions of splits %s%s that the source no longer lists (it lists %d now: its configuration changed, or its input was deleted); restoring would lose or repeat their rows (to go on without them deliberately, restore a savepoint, or run with --allow-changed-job)",
 			j.opts.Restore.Epoch, strings.Join(gone, ", "), more, len(ids))})
 }
 

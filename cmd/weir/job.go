@@ -52,7 +52,7 @@ func (c *checkpointFlags) register(cmd *cobra.Command) {
 	f.DurationVar(&c.interval, "checkpoint-interval", 10*time.Second, "how often an epoch closes and its output commits")
 	f.IntVar(&c.retain, "checkpoint-retain", checkpoint.DefaultRetain, "number of completed checkpoints kept (at least 2)")
 	f.StringVar(&c.fromSavepoint, "from-savepoint", "", "start from this savepoint folder (made by `weir savepoint`), also with another parallelism")
-	f.BoolVar(&c.allowChanged, "allow-changed-job", false, "resume from the checkpoint folder even though its latest checkpoint was written by a job graph of another shape (an edited job): state is matched by node name, new nodes start empty, state of removed nodes is dropped")
+	f.BoolVar(&c.allowChanged, "allow-changed-job", false, "resume from the checkpoint folder even though its latest checkpoint was written by a job graph of another shape (an edited job): state is matched by node name, new nodes start empty, state of removed nodes and positions of splits the sources no longer list are dropped")
 	f.StringVar(&c.http, "http", "", "serve the job's status, plan, Prometheus metrics and a savepoint trigger over HTTP on this address, e.g. 127.0.0.1:8081 (no authentication: keep it on loopback; a port alone means 127.0.0.1; empty: off)")
 }
 
@@ -168,6 +168,7 @@ func runCheckpointed(ctx context.Context, out io.Writer, g *arrowflow.Graph, c c
 		fmt.Fprintf(out, "recovering from the checkpoint of epoch %d in %s; first epoch %d\n", resumed.Restore.Epoch, c.dir, resumed.FirstEpoch)
 	}
 	opts := resumed.Options(folder, base)
+	opts.DropVanishedSplits = c.allowChanged
 	if srv != nil {
 		opts.Recorder = srv.Recorder(opts.Recorder)
 	}
