@@ -529,3 +529,44 @@ GROUP BY window_start, window_end;`
 		compareRows(t, runScript(t, script, "totals", par), want)
 	}
 }
+
+// Cascading windows: 100 ms counts per auction, windowed again over their
+// window_time into seconds, give the per-second counts (a 100 ms window's
+// window_time is its last millisecond, so [0.9 s, 1 s) counts in the
+// first second); none of the 100 ms results is late for the second
+// windows.
+func TestCascadingWindowsOverWindowTime(t *testing.T) {
+	bids, _ := readNexmark(t)
+	type key struct {
+		auction int64
+		ws      time.Time
+	}
+	counts := map[key]int64{}
+	for _, b := range bids {
+		counts[key{b.auction, b.ts.Truncate(time.Second)}]++
+	}
+	var want []string
+	for k, n := range counts {
+		want = append(want, fmtRow(k.auction, k.ws.UTC(), n))
+	}
+	for _, par := range []int{1, 2} {
+		got := runScript(t, `
+CREATE VIEW per100ms AS
+SELECT auction, window_time, COUNT(*) AS n
+FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '100' MILLISECOND))
+GROUP BY auction, window_start, window_end;
+CREATE TABLE perSecond (auction BIGINT, ws TIMESTAMP(3), n BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO perSecond
+SELECT auction, window_start, SUM(n)
+FROM TABLE(TUMBLE(TABLE per100ms, DESCRIPTOR(window_time), INTERVAL '1' SECOND))
+GROUP BY auction, window_start, window_end;`, "perSecond", par)
+		compareRows(t, got, want)
+	}
+	seconds := map[time.Time]bool{}
+	for k := range counts {
+		seconds[k.ws] = true
+	}
+	if len(seconds) < 3 {
+		t.Fatalf("the bids span %d seconds: too few windows to see", len(seconds))
+	}
+}

@@ -334,9 +334,6 @@ func (p *planner) windowTVF(x *WindowTVF) (*relation, error) {
 		}
 	case tc.rowtime:
 		info.timeCol = tc.phys
-	case strings.EqualFold(tc.name, "window_time"):
-		return nil, hinted(semErrorf(x.TimeCol.Pos, "DESCRIPTOR(%s): windows over a window aggregation's window_time (cascading windows) are not supported yet", x.TimeCol.Name),
-			"aggregate the aggregated rows again per window with GROUP BY window_start, window_end, ..., or window the original rows directly with the larger size")
 	default:
 		return nil, hinted(semErrorf(x.TimeCol.Pos, "DESCRIPTOR(%s): the column is not a time attribute", x.TimeCol.Name),
 			"declare WATERMARK FOR "+x.TimeCol.Name+" AS ... on the table, or use a PROCTIME() column")
@@ -636,9 +633,12 @@ func (p *planner) aggregate(sel *Select, r *relation) (*relation, error) {
 		ts := fieldType(outSchema, "window_start")
 		out.cols = append(out.cols, column{qual: qual, name: "window_start", phys: "window_start", typ: ts, timeLike: true},
 			column{qual: qual, name: "window_end", phys: "window_end", typ: ts, timeLike: true},
-			// Flink's window_time: the window's last instant, in the select
-			// list (not a time attribute for further windows here).
-			column{qual: qual, name: "window_time", typ: ts, hidden: true,
+			// Flink's window_time: the window's last instant, a time
+			// attribute of the results. The window fired when the watermark
+			// reached that instant, and its rows go out before the
+			// watermark does, so windows over it downstream (cascading
+			// windows) see none of them late.
+			column{qual: qual, name: "window_time", typ: ts, hidden: true, rowtime: true,
 				derived: kernels.Call("sub", kernels.Col("window_end"), kernels.Lit(time.Millisecond))})
 		out.bounds = &boundsInfo{start: "window_start", end: "window_end"}
 		if legacy != "" {
