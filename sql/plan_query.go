@@ -190,12 +190,21 @@ func walkExpr(e Expr, fn func(Expr)) {
 func (p *planner) from(t TableExpr) (*relation, error) {
 	switch x := t.(type) {
 	case *TableRef:
-		if x.SystemTime != nil {
-			return nil, semErrorf(x.Pos, "FOR SYSTEM_TIME AS OF (temporal joins) is not supported")
-		}
 		r, err := p.named(x.Name, x.Pos)
 		if err != nil {
 			return nil, err
+		}
+		if x.SystemTime != nil {
+			// A versioned table, for a temporal join.
+			t, ok := p.lookupRelation(x.Name.String())
+			def, isTable := t.(*tableDef)
+			if !ok || !isTable {
+				return nil, hinted(semErrorf(x.Pos, "FOR SYSTEM_TIME AS OF: %s is a view; only a table can be versioned here", x.Name),
+					"declare the versioned table with CREATE TABLE ... (..., PRIMARY KEY (k) NOT ENFORCED, WATERMARK FOR ts AS ...)")
+			}
+			v := *r
+			v.asOf, v.pk = x.SystemTime, def.pk
+			r = &v
 		}
 		qual := x.Name.Last().Name
 		if x.Alias != nil {
@@ -1100,6 +1109,13 @@ func (p *planner) join(j *Join) (*relation, error) {
 	if len(residual) > 0 && kind != window.JoinInner {
 		return nil, semErrorf(residual[0].Position(), "an outer join's ON may only equate columns of both sides")
 	}
+	if l.asOf != nil {
+		return nil, hinted(semErrorf(j.Pos, "FOR SYSTEM_TIME AS OF belongs to the join's right side, the versioned table"),
+			"FROM probe p JOIN versioned FOR SYSTEM_TIME AS OF p.ts AS v ON p.k = v.k")
+	}
+	if r.asOf != nil {
+		return p.temporalJoin(j, kind, l, r, lsc, side, pairs, residual)
+	}
 	cfg := window.Join{Kind: kind}
 	var winStart, winEnd bool
 	switch {
@@ -1328,6 +1344,86 @@ func insertColumn(c column, f arrow.Field, ins *Insert) (kernels.Expr, error) {
 		e = kernels.Cast(e, f.Type)
 	}
 	return e, nil
+}
+
+// temporalJoin plans an event-time temporal join: each left row joined
+// with the version of the right (versioned) table valid at its time,
+// FOR SYSTEM_TIME AS OF left.t, on the right table's primary key.
+func (p *planner) temporalJoin(j *Join, kind window.JoinKind, l, r *relation, lsc *scope,
+	side func(*Ref) (*column, *scope), pairs []colPair, residual []Expr) (*relation, error) {
+	if kind != window.JoinInner && kind != window.JoinLeftOuter {
+		return nil, semErrorf(j.Pos, "a temporal join is an inner or LEFT join, not %s", j.Kind)
+	}
+	var lt *column
+	if ref, ok := r.asOf.(*Ref); ok {
+		if c, sc := side(ref); sc == lsc {
+			lt = c
+		}
+	}
+	switch {
+	case lt == nil:
+		return nil, hinted(semErrorf(r.asOf.Position(), "FOR SYSTEM_TIME AS OF takes a time attribute of the join's left side"),
+			"FOR SYSTEM_TIME AS OF o.order_time")
+	case lt.proctime:
+		return nil, hinted(semErrorf(r.asOf.Position(), "processing-time temporal joins (lookup joins) are not supported"),
+			"join AS OF the left side's event-time attribute")
+	case !lt.rowtime:
+		return nil, hinted(semErrorf(r.asOf.Position(), "FOR SYSTEM_TIME AS OF %s: the column is not a time attribute", lt.name),
+			"declare WATERMARK FOR "+lt.name+" AS ... on the left table")
+	}
+	var rt *column
+	for i := range r.cols {
+		if r.cols[i].rowtime {
+			rt = &r.cols[i]
+		}
+	}
+	if rt == nil {
+		return nil, hinted(semErrorf(j.Right.Position(), "the versioned table has no event-time attribute: a version is valid from its time on"),
+			"declare WATERMARK FOR update_time AS ... on the versioned table")
+	}
+	if len(r.pk) == 0 {
+		return nil, hinted(semErrorf(j.Right.Position(), "the versioned table needs a PRIMARY KEY: each row is the new version of its key"),
+			"PRIMARY KEY (k) NOT ENFORCED")
+	}
+	var lKeys, rKeys []string
+	for _, pr := range pairs {
+		lKeys, rKeys = append(lKeys, pr.l.phys), append(rKeys, pr.r.phys)
+	}
+	for _, k := range r.pk {
+		found := false
+		for _, pr := range pairs {
+			found = found || strings.EqualFold(pr.r.name, k)
+		}
+		if !found {
+			return nil, hinted(semErrorf(j.Pos, "a temporal join must equate the versioned table's primary key column %s", k),
+				"ON ... AND probe.x = versioned."+k)
+		}
+	}
+	lPrefix, rPrefix := prefixOf(l, "left"), prefixOf(r, "right")
+	cfg := window.TemporalJoin{Left: l.schema, Right: r.schema, LeftTime: lt.phys, RightTime: rt.phys,
+		LeftKeys: lKeys, RightKeys: rKeys, Kind: kind, LeftColumns: physCols(l), RightColumns: physCols(r),
+		LeftPrefix: lPrefix, RightPrefix: rPrefix}
+	if err := cfg.Validate(); err != nil {
+		return nil, semErrorf(j.Pos, "%v", err)
+	}
+	outSchema, err := cfg.OutputSchema()
+	if err != nil {
+		return nil, semErrorf(j.Pos, "%v", err)
+	}
+	node := p.keyed2(p.nodeName("temporal-join"), cfg.Factory(), l.node, r.node, lKeys, rKeys)
+	p.explainf("temporal join (%s) as of %s on %s, parallelism %d", j.Kind, lt.name, strings.Join(rKeys, ", "), node.Parallelism())
+	out := &relation{node: node, schema: outSchema, cols: joinedColumns(l, r, lPrefix, rPrefix, true)}
+	// The left side's time attribute stays one: a left row goes out when
+	// the watermark reaches its time, before that watermark does.
+	for i := range out.cols {
+		if c := &out.cols[i]; c.qual == lt.qual && c.name == lt.name && c.phys == lPrefix+lt.phys {
+			c.rowtime, c.timeLike = true, false
+		}
+	}
+	if len(residual) > 0 {
+		return p.filter(out, andAll(residual), "join-condition", nil)
+	}
+	return out, nil
 }
 
 // colPair is an equality of a left and a right column in a join's ON.

@@ -47,6 +47,10 @@ type relation struct {
 	cols   []column
 	tvf    *tvfInfo    // the rows of a window TVF; windows not yet assigned
 	bounds *boundsInfo // each row carries its window's bounds
+	// asOf is the FOR SYSTEM_TIME AS OF expression of a versioned table
+	// read for a temporal join, and pk its primary key (SQL names).
+	asOf Expr
+	pk   []string
 }
 
 // tvfInfo is a window TVF whose windows the consumer assigns (aggregate,

@@ -57,6 +57,14 @@ func TestPlanErrorsHavePositions(t *testing.T) {
 			line: 1, col: 48, msg: "multiple of"},
 		{name: "cumulate top-n", script: "INSERT INTO out1 SELECT auction, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY price DESC) AS rn FROM TABLE(CUMULATE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '2' SECOND, INTERVAL '10' SECOND))) WHERE rn <= 3;",
 			line: 1, col: 53, msg: "window Top-N directly over CUMULATE windows", hint: "aggregate the CUMULATE windows first"},
+		{name: "temporal join of a view", script: "INSERT INTO out1 SELECT b.auction, v.bidder FROM bid b JOIN bid FOR SYSTEM_TIME AS OF b.dateTime AS v ON b.auction = v.auction;",
+			line: 1, col: 61, msg: "is a view", hint: "PRIMARY KEY"},
+		{name: "temporal join without primary key", script: "INSERT INTO out1 SELECT b.auction, v.event_type FROM bid b JOIN datagen FOR SYSTEM_TIME AS OF b.dateTime AS v ON b.auction = v.event_type;",
+			line: 1, col: 65, msg: "needs a PRIMARY KEY", hint: "NOT ENFORCED"},
+		{name: "temporal join as of a right column", script: "INSERT INTO out1 SELECT b.auction, v.event_type FROM bid b JOIN datagen FOR SYSTEM_TIME AS OF v.dateTime AS v ON b.auction = v.event_type;",
+			line: 1, col: 95, msg: "a time attribute of the join's left side"},
+		{name: "temporal right join", script: "INSERT INTO out1 SELECT b.auction, v.event_type FROM bid b RIGHT JOIN datagen FOR SYSTEM_TIME AS OF b.dateTime AS v ON b.auction = v.event_type;",
+			line: 1, col: 54, msg: "an inner or LEFT join"},
 		{name: "union distinct", script: "INSERT INTO out1 SELECT auction, bidder FROM bid UNION SELECT auction, bidder FROM bid;", line: 1, col: 50, msg: "UNION without ALL", hint: "UNION ALL"},
 	}
 	for _, c := range cases {

@@ -33,4 +33,14 @@
 // (with ties, in two phases for whole-window rankings); both keep their
 // state columnar and rescalable like Aggregate. Only Aggregate takes
 // cumulating windows so far; TopN ranks their results as windowed input.
+//
+// IntervalJoin joins rows whose times lie within an interval of each
+// other; TemporalJoin is Flink's event-time temporal join (FOR SYSTEM_TIME
+// AS OF): the right input is a versioned table, each right row the new
+// version of its key from its time on, and each left row meets the version
+// valid at its time, once the watermark reaches it. Rows at or behind the
+// watermark are late on either side (a late version would change results
+// already emitted); of two versions with one time the later arrival wins.
+// A key keeps only the versions a row still to come can meet: the latest
+// at or before the watermark and the later ones.
 package window
