@@ -239,11 +239,22 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 			return s.errorf("commit epoch %d: conflicts with other writers persisted over %d attempts: %w", epoch, attempt+1, err)
 		}
 		s.logger.Info("commit conflict with another writer; retrying on the refreshed table", "epoch", epoch, "attempt", attempt+1, "err", err)
-		tbl = again
 		select {
 		case <-ctx.Done():
 			return s.errorf("commit epoch %d: %w", epoch, ctx.Err())
 		case <-time.After(backoff(attempt)):
+		}
+		// Retry on the table as it is after the wait: the table loaded
+		// before it is stale by then whenever the other writer commits
+		// more often than the wait is long, and every retry would lose.
+		tbl = again
+		if fresh, err := s.cat.LoadTable(ctx, s.ident); err == nil {
+			if hasCommit(fresh, commitID) || lastCommitted(fresh, job) >= epoch {
+				s.setTable(fresh)
+				s.deleteManifests(ctx, fresh, ps)
+				return nil
+			}
+			tbl = fresh
 		}
 	}
 }
