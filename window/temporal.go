@@ -264,10 +264,11 @@ type tjVersions struct {
 
 // temporalOp is one subtask of a temporal join.
 type temporalOp struct {
-	cfg  TemporalJoin
-	c    *tjCompiled
-	info *arrowflow.TaskInfo
-	mem  memory.Allocator
+	ai, bi [1]int32 // sameKey's row offsets
+	cfg    TemporalJoin
+	c      *tjCompiled
+	info   *arrowflow.TaskInfo
+	mem    memory.Allocator
 
 	st    [2]tjStore
 	idx   tjVersions
@@ -545,7 +546,8 @@ func (o *temporalOp) index(from int) {
 // equal keys (neither has a NULL key).
 func (o *temporalOp) sameKey(sa int, a int32, sb int, b int32) bool {
 	ca, cb := &o.st[sa].chunks[o.st[sa].chunkOf(a)], &o.st[sb].chunks[o.st[sb].chunkOf(b)]
-	ai, bi := []int32{a - ca.first}, []int32{b - cb.first}
+	o.ai[0], o.bi[0] = a-ca.first, b-cb.first // scratch: no allocation per comparison
+	ai, bi := o.ai[:], o.bi[:]
 	o.ok = append(o.ok[:0], true)
 	for k, eq := range o.c.keyEq {
 		eq(ca.rec.Column(o.c.sides[sa].keyPos[k]), cb.rec.Column(o.c.sides[sb].keyPos[k]), ai, bi, o.ok)
