@@ -570,18 +570,7 @@ func (h *ivHarness) snapshotRestore(newPar int, openAll bool) IntervalJoinStats 
 	var rows int64
 	minWM := arrowflow.MaxEventTime
 	for i, s := range h.subs {
-		w, err := store.Create(state.SnapshotID{Job: "t", Epoch: 1, Operator: "ij", Subtask: s.info.Subtask}, s.info.KeyGroups)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.op.SnapshotState(1, w); err != nil {
-			t.Fatal(err)
-		}
-		hd, err := w.Finish()
-		if err != nil {
-			t.Fatal(err)
-		}
-		handles = append(handles, hd)
+		handles = append(handles, snapshotSubtask(t, store, "ij", s))
 		st := s.op.(IntervalJoinStatsReporter).IntervalJoinStats()
 		ivAddStats(&stats, st)
 		rows += st.LeftStateRows + st.RightStateRows
@@ -594,29 +583,7 @@ func (h *ivHarness) snapshotRestore(newPar int, openAll bool) IntervalJoinStats 
 	h.wms = make([]arrowflow.EventTime, newPar)
 	var restored int64
 	for i, s := range h.subs {
-		var readers []state.SnapshotReader
-		for _, hd := range handles {
-			if hd.IsZero() || (!openAll && !hd.KeyGroups.Overlaps(s.info.KeyGroups)) {
-				continue
-			}
-			var r state.SnapshotReader
-			if openAll {
-				r, err = store.Open(hd, h.mem)
-			} else {
-				r, err = state.OpenKeyGroups(store, hd, s.info.KeyGroups, h.mem)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			readers = append(readers, r)
-		}
-		r := state.MultiReader(readers...)
-		if err := s.op.RestoreState(r); err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Close(); err != nil {
-			t.Fatal(err)
-		}
+		restoreSubtask(t, store, h.mem, handles, s, openAll)
 		h.wms[i] = minWM
 		st := s.op.(IntervalJoinStatsReporter).IntervalJoinStats()
 		restored += st.LeftStateRows + st.RightStateRows

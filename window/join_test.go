@@ -550,47 +550,14 @@ func (h *joinHarness) snapshotRestore(newPar int, openAll bool) []subtask {
 	}
 	var handles []state.Handle
 	for _, s := range h.subs {
-		w, err := store.Create(state.SnapshotID{Job: "t", Epoch: 1, Operator: "join", Subtask: s.info.Subtask}, s.info.KeyGroups)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.op.SnapshotState(1, w); err != nil {
-			t.Fatal(err)
-		}
-		hd, err := w.Finish()
-		if err != nil {
-			t.Fatal(err)
-		}
-		handles = append(handles, hd)
+		handles = append(handles, snapshotSubtask(t, store, "join", s))
 		if err := s.op.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	fresh := h.open(newPar)
 	for _, s := range fresh {
-		var readers []state.SnapshotReader
-		for _, hd := range handles {
-			if hd.IsZero() || (!openAll && !hd.KeyGroups.Overlaps(s.info.KeyGroups)) {
-				continue
-			}
-			var r state.SnapshotReader
-			if openAll {
-				r, err = store.Open(hd, h.mem)
-			} else {
-				r, err = state.OpenKeyGroups(store, hd, s.info.KeyGroups, h.mem)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			readers = append(readers, r)
-		}
-		r := state.MultiReader(readers...)
-		if err := s.op.RestoreState(r); err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Close(); err != nil {
-			t.Fatal(err)
-		}
+		restoreSubtask(t, store, h.mem, handles, s, openAll)
 	}
 	return fresh
 }

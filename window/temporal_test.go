@@ -299,18 +299,7 @@ func (h *tjHarness) snapshotRestore(newPar int, openAll bool) TemporalJoinStats 
 	var rows [2]int64
 	minWM := arrowflow.MaxEventTime
 	for i, s := range h.subs {
-		w, err := store.Create(state.SnapshotID{Job: "t", Epoch: 1, Operator: "tj", Subtask: s.info.Subtask}, s.info.KeyGroups)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.op.SnapshotState(1, w); err != nil {
-			t.Fatal(err)
-		}
-		hd, err := w.Finish()
-		if err != nil {
-			t.Fatal(err)
-		}
-		handles = append(handles, hd)
+		handles = append(handles, snapshotSubtask(t, store, "tj", s))
 		st := s.op.(TemporalJoinStatsReporter).TemporalJoinStats()
 		tjAddStats(&stats, st)
 		rows[0], rows[1] = rows[0]+st.LeftStateRows, rows[1]+st.RightStateRows
@@ -322,29 +311,7 @@ func (h *tjHarness) snapshotRestore(newPar int, openAll bool) TemporalJoinStats 
 	h.open(newPar)
 	var restored [2]int64
 	for i, s := range h.subs {
-		var readers []state.SnapshotReader
-		for _, hd := range handles {
-			if hd.IsZero() || (!openAll && !hd.KeyGroups.Overlaps(s.info.KeyGroups)) {
-				continue
-			}
-			var r state.SnapshotReader
-			if openAll {
-				r, err = store.Open(hd, h.mem)
-			} else {
-				r, err = state.OpenKeyGroups(store, hd, s.info.KeyGroups, h.mem)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			readers = append(readers, r)
-		}
-		r := state.MultiReader(readers...)
-		if err := s.op.RestoreState(r); err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Close(); err != nil {
-			t.Fatal(err)
-		}
+		restoreSubtask(t, store, h.mem, handles, s, openAll)
 		h.wms[i] = minWM
 		st := s.op.(TemporalJoinStatsReporter).TemporalJoinStats()
 		restored[0], restored[1] = restored[0]+st.LeftStateRows, restored[1]+st.RightStateRows
