@@ -1,0 +1,102 @@
+// Package redact hides secrets in text that weir prints: error messages,
+// logs, plans and SQL excerpts. One set of rules serves every caller, so
+// that a password form hidden in one place is hidden everywhere.
+//
+// Forms recognised:
+//
+//   - a URL's user-info password: postgres://user:secret@host/db
+//   - a sensitive query parameter: ...?password=secret&sslmode=off
+//   - a key=value DSN pair: host=h password=secret (also quoted: 'it”s')
+//   - a JAAS option: password="secret" (Kafka's sasl.jaas.config)
+//   - a SQL WITH option whose key is sensitive:
+//     'properties.sasl.jaas.config' = '...'
+//
+// A key is sensitive when it names a password, secret, token, credential,
+// JAAS configuration or private key (see SensitiveKey).
+package redact
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Mask replaces every secret this package hides.
+const Mask = "xxxxx"
+
+// SensitiveKey reports whether an option or parameter key names a secret:
+// it contains password, passwd, pwd, secret, token, credential,
+// jaas.config, user-info, userinfo, or ends in .key / key.pem (a private
+// key in PEM form), matched without regard to case.
+func SensitiveKey(key string) bool {
+	k := strings.ToLower(key)
+	for _, w := range []string{"password", "passwd", "pwd", "secret", "token", "credential", "jaas.config", "jaas", "user-info", "userinfo", "private"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return strings.HasSuffix(k, ".key") || strings.HasSuffix(k, "key.pem") || strings.HasSuffix(k, "keystore.key")
+}
+
+var (
+	// scheme://user:password@ — the password is everything up to the
+	// last @ before the host (passwords may contain @ only escaped).
+	urlUserInfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^:/?#@\s]*:)([^@/?#\s]*)@`)
+	// key=value (DSN words and URL query parameters), value quoted with
+	// ' or " or bare up to whitespace, & or ;.
+	keyValue = regexp.MustCompile(`(?i)([a-z0-9_.\-]+)(\s*=\s*)('(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.)*"|[^\s&;'",)]+)`)
+	// SQL option: 'key' = 'value' (value a SQL string literal).
+	sqlOption = regexp.MustCompile(`'((?:[^']|'')*)'(\s*=\s*)'((?:[^']|'')*)'`)
+)
+
+// String returns s with every recognised secret replaced by Mask.
+func String(s string) string {
+	if s == "" {
+		return s
+	}
+	s = sqlOption.ReplaceAllStringFunc(s, func(m string) string {
+		p := sqlOption.FindStringSubmatch(m)
+		if !SensitiveKey(p[1]) {
+			// The value itself may hold a URL with a password or a
+			// JAAS configuration: redact inside it.
+			inner := redactInner(p[3])
+			return "'" + p[1] + "'" + p[2] + "'" + inner + "'"
+		}
+		return "'" + p[1] + "'" + p[2] + "'" + Mask + "'"
+	})
+	return redactInner(s)
+}
+
+// redactInner hides URL passwords and sensitive key=value pairs.
+func redactInner(s string) string {
+	s = urlUserInfo.ReplaceAllString(s, "${1}"+Mask+"@")
+	return keyValue.ReplaceAllStringFunc(s, func(m string) string {
+		p := keyValue.FindStringSubmatch(m)
+		if !SensitiveKey(p[1]) || p[3] == Mask || p[3] == "'"+Mask+"'" || p[3] == `"`+Mask+`"` {
+			return m
+		}
+		v := p[3]
+		switch {
+		case strings.HasPrefix(v, "'"):
+			v = "'" + Mask + "'"
+		case strings.HasPrefix(v, `"`):
+			v = `"` + Mask + `"`
+		default:
+			v = Mask
+		}
+		return p[1] + p[2] + v
+	})
+}
+
+// Options returns a copy of opts in which the value of every sensitive
+// key is Mask and other values are passed through String.
+func Options(opts map[string]string) map[string]string {
+	out := make(map[string]string, len(opts))
+	for k, v := range opts {
+		if SensitiveKey(k) {
+			out[k] = Mask
+		} else {
+			out[k] = String(v)
+		}
+	}
+	return out
+}

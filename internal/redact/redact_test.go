@@ -1,0 +1,75 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestString(t *testing.T) {
+	cases := []struct {
+		in, secret string
+		keep       []string
+	}{
+		{"postgres://weir:s3cr3t@db.local:5432/cat?sslmode=disable", "s3cr3t", []string{"weir:", "db.local:5432/cat", "sslmode=disable"}},
+		{"postgres://db.local/cat?user=weir&password=s3cr3t&sslmode=disable", "s3cr3t", []string{"user=weir", "sslmode=disable"}},
+		{"host=db.local user=weir password=s3cr3t dbname=cat", "s3cr3t", []string{"host=db.local", "dbname=cat"}},
+		{"host=db.local password='s3 cr3t' dbname=cat", "s3 cr3t", []string{"dbname=cat"}},
+		{`org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="s3cr3t";`, "s3cr3t", []string{`username="alice"`}},
+		{`'properties.sasl.jaas.config' = 'org...ScramLoginModule required username="a" password="s3cr3t";'`, "s3cr3t", []string{"'properties.sasl.jaas.config'"}},
+		{`'properties.ssl.key.password' = 's3cr3t', 'topic' = 'orders'`, "s3cr3t", []string{"'topic' = 'orders'"}},
+		{`'uri' = 'postgres://u:s3cr3t@h/db'`, "s3cr3t", []string{"'uri'", "u:", "@h/db"}},
+		{`'avro-confluent.basic-auth.user-info' = 'bob:s3cr3t'`, "s3cr3t", nil},
+		{"iceberg: open sql catalog at postgres://u:p%40ss@h/db: refused", "p%40ss", []string{"refused"}},
+	}
+	for _, c := range cases {
+		got := String(c.in)
+		if strings.Contains(got, c.secret) {
+			t.Errorf("String(%q) = %q: secret %q left", c.in, got, c.secret)
+		}
+		if !strings.Contains(got, Mask) {
+			t.Errorf("String(%q) = %q: no mask", c.in, got)
+		}
+		for _, k := range c.keep {
+			if !strings.Contains(got, k) {
+				t.Errorf("String(%q) = %q: lost %q", c.in, got, k)
+			}
+		}
+	}
+}
+
+func TestStringLeavesPlainText(t *testing.T) {
+	for _, s := range []string{
+		"",
+		"SELECT a + 1 FROM t WHERE b = 'x'",
+		"'connector' = 'kafka', 'topic' = 'orders'",
+		"sink \"parquet\": commit epoch 3: file exists",
+		"http://localhost:8081/status",
+	} {
+		if got := String(s); got != s {
+			t.Errorf("String(%q) = %q, want it unchanged", s, got)
+		}
+	}
+}
+
+func TestOptions(t *testing.T) {
+	got := Options(map[string]string{
+		"properties.sasl.jaas.config":  `x required password="p";`,
+		"properties.bootstrap.servers": "127.0.0.1:9092",
+		"catalog-uri":                  "postgres://u:pw@h/db",
+	})
+	if got["properties.sasl.jaas.config"] != Mask || got["properties.bootstrap.servers"] != "127.0.0.1:9092" || strings.Contains(got["catalog-uri"], "pw@") {
+		t.Fatalf("Options = %v", got)
+	}
+}
+
+func TestSensitiveKey(t *testing.T) {
+	for k, want := range map[string]bool{
+		"password": true, "properties.sasl.jaas.config": true, "properties.ssl.key.password": true,
+		"properties.ssl.keystore.key": true, "token": true, "client.secret": true,
+		"topic": false, "key.fields": false, "properties.bootstrap.servers": false, "key.format": false,
+	} {
+		if got := SensitiveKey(k); got != want {
+			t.Errorf("SensitiveKey(%q) = %v, want %v", k, got, want)
+		}
+	}
+}
