@@ -5,6 +5,7 @@
 // Forms recognised:
 //
 //   - a URL's user-info password: postgres://user:secret@host/db
+//     (also with an unescaped @ in it: postgres://user:se@cret@host/db)
 //   - a sensitive query parameter: ...?password=secret&sslmode=off
 //   - a key=value DSN pair: host=h password=secret (also quoted: 'it”s')
 //   - a JAAS option: password="secret" (Kafka's sasl.jaas.config)
@@ -44,6 +45,10 @@ var (
 	// key=value (DSN words and URL query parameters), value quoted with
 	// ' or " or bare up to whitespace, & or ;.
 	keyValue = regexp.MustCompile(`(?i)([a-z0-9_.\-]+)(\s*=\s*)('(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.)*"|[^\s&;'",)]+)`)
+	// scheme://user:pa@ss@host — a password with an unescaped @, which
+	// url.Parse (and so pgx) accepts: the user-info ends at the last @
+	// of the authority, before the first /, ?, # or whitespace.
+	urlUserInfoLastAt = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^:/?#@\s]*:)[^/?#\s]*@[^/?#\s]*@`)
 	// SQL option: 'key' = 'value' (value a SQL string literal).
 	sqlOption = regexp.MustCompile(`'((?:[^']|'')*)'(\s*=\s*)'((?:[^']|'')*)'`)
 )
@@ -68,6 +73,7 @@ func String(s string) string {
 
 // redactInner hides URL passwords and sensitive key=value pairs.
 func redactInner(s string) string {
+	s = urlUserInfoLastAt.ReplaceAllString(s, "${1}"+Mask+"@")
 	s = urlUserInfo.ReplaceAllString(s, "${1}"+Mask+"@")
 	return keyValue.ReplaceAllStringFunc(s, func(m string) string {
 		p := keyValue.FindStringSubmatch(m)

@@ -73,3 +73,18 @@ func TestSensitiveKey(t *testing.T) {
 		}
 	}
 }
+
+// A URL password with an unescaped @ (url.Parse, and so pgx, takes the
+// user-info up to the authority's last @) is hidden whole; the host and
+// the rest of the text stay.
+func TestStringURLPasswordWithAt(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"postgres://weir:p@ss@db:5432/cat?sslmode=disable", "postgres://weir:" + Mask + "@db:5432/cat?sslmode=disable"},
+		{"at postgres://weir:a@b@c@db/cat: refused by user@host", "at postgres://weir:" + Mask + "@db/cat: refused by user@host"},
+		{"postgresql://:p@ss@db", "postgresql://:" + Mask + "@db"},
+	} {
+		if got := String(c.in); got != c.want {
+			t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
