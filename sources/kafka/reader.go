@@ -82,9 +82,6 @@ func newReader(src *Source, info *arrowflow.TaskInfo, cl *kgo.Client) *reader {
 	if src.etCol >= 0 {
 		rd.wm = window.NewSplitWatermarks(src.opts.MaxOutOfOrderness, src.opts.IdleTimeout)
 	}
-	if src.opts.OnError == DeadLetterOnError {
-		rd.dlq = &deadLetters{cl: cl, topic: src.opts.DeadLetterTopic, stats: &src.stats}
-	}
 	return rd
 }
 
@@ -435,6 +432,9 @@ func (rd *reader) Close() error {
 	}
 	rd.src.forget(rd.cl)
 	rd.cl.Close()
+	if rd.dlq != nil {
+		rd.dlq.close()
+	}
 	rd.vb.Release()
 	for _, m := range rd.metas {
 		m.release()

@@ -63,7 +63,7 @@ type startPlan struct {
 
 // stats are a source's counters, shared by its readers.
 type stats struct {
-	records, skipped, deadLettered, tombstones, discovered, dataLoss atomic.Int64
+	records, skipped, deadLettered, deadLetterTruncated, tombstones, discovered, dataLoss atomic.Int64
 }
 
 // Stats is a snapshot of a source's counters, summed over its readers
@@ -77,6 +77,10 @@ type Stats struct {
 	// DeadLettered is the number of rejected records written to the
 	// dead-letter topic (DeadLetterOnError).
 	DeadLettered int64
+	// DeadLetterTruncated is the number of those dead letters that were
+	// larger than the dead-letter topic accepts (its max.message.bytes)
+	// and were written cut, marked with HeaderTruncated.
+	DeadLetterTruncated int64
 	// Tombstones is the number of records with a null value, which are
 	// dropped as Flink's Kafka source drops them.
 	Tombstones int64
@@ -153,12 +157,13 @@ func (s *Source) Schema() *arrow.Schema { return s.schema }
 // Stats returns the source's counters.
 func (s *Source) Stats() Stats {
 	return Stats{
-		Records:      s.stats.records.Load(),
-		Skipped:      s.stats.skipped.Load(),
-		DeadLettered: s.stats.deadLettered.Load(),
-		Tombstones:   s.stats.tombstones.Load(),
-		Discovered:   s.stats.discovered.Load(),
-		DataLoss:     s.stats.dataLoss.Load(),
+		Records:             s.stats.records.Load(),
+		Skipped:             s.stats.skipped.Load(),
+		DeadLettered:        s.stats.deadLettered.Load(),
+		DeadLetterTruncated: s.stats.deadLetterTruncated.Load(),
+		Tombstones:          s.stats.tombstones.Load(),
+		Discovered:          s.stats.discovered.Load(),
+		DataLoss:            s.stats.dataLoss.Load(),
 	}
 }
 
@@ -345,13 +350,20 @@ func (s *Source) Open(info *arrowflow.TaskInfo, splits []arrowflow.SplitState) (
 			return nil, err
 		}
 	}
+	dlqLimit := 0
 	if s.opts.OnError == DeadLetterOnError {
 		if err := s.checkTopic(ctx, adm, s.opts.DeadLetterTopic); err != nil {
 			return nil, err
 		}
+		dlqLimit = s.deadLetterLimit(ctx, adm)
 	}
 
 	rd = newReader(s, &ti, cl)
+	if dlqLimit > 0 {
+		if rd.dlq, err = s.newDeadLetters(dlqLimit); err != nil {
+			return nil, err
+		}
+	}
 	var missing []Partition // splits the plan does not know (created since)
 	for _, o := range want {
 		if _, ok := plan.starts[o.tp]; !ok {
