@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
@@ -497,24 +496,28 @@ func (n *avroBytes[O]) decode(r *avroReader) error {
 	if err != nil {
 		return avroErr(r, n.path, start, err)
 	}
-	if n.utf8 && !utf8.Valid(b) {
-		return avroErr(r, n.path, start, errInvalidUTF8)
+	if n.utf8 {
+		if off := invalidUTF8At(b); off >= 0 {
+			return avroErr(r, n.path, r.pos-len(b)+off, ErrInvalidUTF8)
+		}
 	}
 	n.col.appendBytes(b)
 	return nil
 }
 
-// appendAvroString appends a map key.
-func (c *varColumn[O]) appendAvroString(r *avroReader) error {
+// appendAvroString appends a map key; on error it returns the offset to
+// report: the key's, or that of its first byte that is not UTF-8.
+func (c *varColumn[O]) appendAvroString(r *avroReader) (int, error) {
+	start := r.pos
 	b, err := r.bytes()
 	if err != nil {
-		return err
+		return start, err
 	}
-	if !utf8.Valid(b) {
-		return errInvalidUTF8
+	if off := invalidUTF8At(b); off >= 0 {
+		return r.pos - len(b) + off, ErrInvalidUTF8
 	}
 	c.appendBytes(b)
-	return nil
+	return 0, nil
 }
 
 type avroEnum[O int32 | int64] struct {
@@ -737,7 +740,7 @@ func (n *avroArray) decode(r *avroReader) error {
 type avroMap struct {
 	col     *listColumn
 	entries *structColumn
-	key     func(r *avroReader) error
+	key     func(r *avroReader) (int, error)
 	value   avroNode
 	path    string
 	minSize int
@@ -754,9 +757,8 @@ func (n *avroMap) decode(r *avroReader) error {
 			break
 		}
 		for range count {
-			start := r.pos
-			if err := n.key(r); err != nil {
-				return avroErr(r, n.path, start, err)
+			if off, err := n.key(r); err != nil {
+				return avroErr(r, n.path, off, err)
 			}
 			if err := n.value.decode(r); err != nil {
 				return err

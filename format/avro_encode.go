@@ -296,7 +296,10 @@ func compileAvroWriter(w avro.Schema, dt arrow.DataType, path string) (avroBinde
 		}
 		if wt == avro.String || wt == avro.Bytes {
 			check := wt == avro.String && !isString
-			return func(a arrow.Array) avroWriter { return &avroBytesW{at: at(a), fixed: -1, utf8: check, path: path} }, nil
+			repair := wt == avro.String && isString
+			return func(a arrow.Array) avroWriter {
+				return &avroBytesW{at: at(a), fixed: -1, utf8: check, repair: repair, path: path}
+			}, nil
 		}
 	case arrow.FIXED_SIZE_BINARY:
 		width := dt.(*arrow.FixedSizeBinaryType).ByteWidth
@@ -479,11 +482,18 @@ func avroFloatW[T float32 | float64](wt avro.Type) (avroBinder, error) {
 	return nil, fmt.Errorf("a float cannot be written as Avro %s", wt)
 }
 
+// avroBytesW writes bytes, fixed or strings. A string column written as
+// an Avro string has its invalid UTF-8 written as U+FFFD (Avro strings are
+// UTF-8, and weir's decoders take nothing else); a binary column written
+// as an Avro string must be UTF-8: bytes that are not text have no faithful
+// repair, so they are an error.
 type avroBytesW struct {
-	at    func(int) []byte
-	fixed int  // the fixed size, or -1 for length-prefixed
-	utf8  bool // check (binary written as an Avro string)
-	path  string
+	at      func(int) []byte
+	fixed   int  // the fixed size, or -1 for length-prefixed
+	utf8    bool // check (binary written as an Avro string)
+	repair  bool // replace invalid UTF-8 (a string column written as an Avro string)
+	path    string
+	scratch []byte
 }
 
 func (w *avroBytesW) write(dst []byte, i int) ([]byte, error) {
@@ -494,8 +504,12 @@ func (w *avroBytesW) write(dst []byte, i int) ([]byte, error) {
 		}
 		return append(dst, b...), nil
 	}
-	if w.utf8 && !utf8.Valid(b) {
-		return dst, fmt.Errorf("column %s: invalid UTF-8 for an Avro string", w.path)
+	if (w.utf8 || w.repair) && !utf8.Valid(b) {
+		if w.utf8 {
+			return dst, fmt.Errorf("column %s: invalid UTF-8 for an Avro string", w.path)
+		}
+		w.scratch = appendValidUTF8(w.scratch[:0], b)
+		b = w.scratch
 	}
 	dst = appendAvroLong(dst, int64(len(b)))
 	return append(dst, b...), nil

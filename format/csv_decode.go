@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
@@ -103,7 +102,8 @@ type csvParser interface {
 type csvField struct {
 	name     string
 	nullable bool
-	isString bool
+	isString bool // string or binary: not trimmed, empty is not null
+	utf8     bool // string: the field's bytes must be UTF-8
 	col      column
 	p        csvParser
 }
@@ -122,8 +122,9 @@ func compileCSV(cols *columns, opts csvOptions) (*csvRow, error) {
 			return nil, fmt.Errorf("csv: column %s: %w", f.Name, err)
 		}
 		id := f.Type.ID()
+		text := id == arrow.STRING || id == arrow.LARGE_STRING
 		r.fields = append(r.fields, csvField{name: f.Name, nullable: f.Nullable, col: cols.cols[i], p: p,
-			isString: id == arrow.STRING || id == arrow.LARGE_STRING || id == arrow.BINARY || id == arrow.LARGE_BINARY})
+			isString: text || id == arrow.BINARY || id == arrow.LARGE_BINARY, utf8: text})
 	}
 	return r, nil
 }
@@ -150,6 +151,15 @@ func (r *csvRow) decodeRow(value []byte) error {
 			return csvErr(f.name, next, err)
 		}
 		pos = next
+		// A string field is checked as written, so that the offset is
+		// that of the bad byte in the value. Quotes and escapes are ASCII,
+		// and taking ASCII bytes out of UTF-8 leaves UTF-8, so the
+		// unescaped text is UTF-8 too.
+		if f.utf8 {
+			if off := invalidUTF8At(value[start:pos]); off >= 0 {
+				return csvErr(f.name, start+off, ErrInvalidUTF8)
+			}
+		}
 		// The null literal is matched before unescaping (\N with escape
 		// character \ is PostgreSQL's text null).
 		if raw := value[start:pos]; !quoted && (string(raw) == r.opts.null || len(raw) == 0 && !f.isString) {
@@ -386,10 +396,8 @@ func (p *csvDecimal) parse(t []byte) error {
 
 type csvString[O int32 | int64] struct{ col *varColumn[O] }
 
+// parse appends t, which decodeRow has checked to be UTF-8.
 func (p csvString[O]) parse(t []byte) error {
-	if !utf8.Valid(t) {
-		return errJSONUTF8
-	}
 	p.col.appendBytes(t)
 	return nil
 }

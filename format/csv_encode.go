@@ -15,7 +15,8 @@ import (
 // csvEncoder writes each row as one CSV line without a line terminator:
 // nulls as the null literal, strings quoted when they hold the delimiter,
 // the quote, a line break or the escape character, are empty or equal the
-// null literal; timestamps in the SQL format, bytes in base64.
+// null literal; timestamps in the SQL format, bytes in base64, invalid
+// UTF-8 in strings as U+FFFD.
 type csvEncoder struct {
 	schema *arrow.Schema
 	opts   csvOptions
@@ -165,9 +166,9 @@ func compileCSVWriter(dt arrow.DataType) (func(arrow.Array) jsonWriter, error) {
 		scale := dt.(*arrow.Decimal128Type).Scale
 		return func(a arrow.Array) jsonWriter { return jsonDecimalW{fixedValues[decimal128.Num](a), scale} }, nil
 	case arrow.STRING:
-		return func(a arrow.Array) jsonWriter { return textBytesW[int32]{varOf[int32](a)} }, nil
+		return func(a arrow.Array) jsonWriter { return textStringW[int32]{varOf[int32](a)} }, nil
 	case arrow.LARGE_STRING:
-		return func(a arrow.Array) jsonWriter { return textBytesW[int64]{varOf[int64](a)} }, nil
+		return func(a arrow.Array) jsonWriter { return textStringW[int64]{varOf[int64](a)} }, nil
 	case arrow.BINARY:
 		return func(a arrow.Array) jsonWriter { return textBase64W[int32]{varOf[int32](a)} }, nil
 	case arrow.LARGE_BINARY:
@@ -199,9 +200,11 @@ func (w textFloatW[T]) write(dst []byte, i int) []byte {
 	return appendFloat(dst, float64(w.v[i]), w.bits)
 }
 
-type textBytesW[O int32 | int64] struct{ v varValues[O] }
+// textStringW writes a string, invalid UTF-8 as U+FFFD (the decoder
+// takes only UTF-8).
+type textStringW[O int32 | int64] struct{ v varValues[O] }
 
-func (w textBytesW[O]) write(dst []byte, i int) []byte { return append(dst, w.v.at(i)...) }
+func (w textStringW[O]) write(dst []byte, i int) []byte { return appendValidUTF8(dst, w.v.at(i)) }
 
 type textBase64W[O int32 | int64] struct{ v varValues[O] }
 

@@ -62,7 +62,7 @@ func TestCSVErrors(t *testing.T) {
 		{"1,a,yesterday,true", "at", 4, "not a timestamp"},
 		{"1,a,0,maybe", "ok", 6, "not a boolean"},
 		{"1,a,0,true\nsecond", "", 10, "more than one line"},
-		{"1,a\xff,0,true", "name", 2, "invalid UTF-8"},
+		{"1,a\xff,0,true", "name", 3, "invalid UTF-8"},
 	} {
 		before := b.Len()
 		wantRecordError(t, b.Append([]byte(c.line)), "csv", c.field, c.offset, c.msg)

@@ -12,6 +12,32 @@
 // rows), and the *RecordError says which field and byte offset are at
 // fault.
 //
+// # Strings and UTF-8
+//
+// One rule in every format: a string column (string, large_string, at any
+// depth: a struct field, a list element, a map key or value) holds only
+// valid UTF-8. Flink's json format rejects malformed UTF-8 (Jackson does);
+// weir does so in every format, so that a string is always text. A value
+// that would put anything else in a string column is a malformed record: Append rejects it with a *RecordError naming
+// the field and the offset of the first byte that does not begin a valid
+// UTF-8 sequence, wrapping ErrInvalidUTF8, and the connector applies its
+// bad-record policy to it like to any other malformed record. For json
+// this covers the whole text (RFC 8259 JSON is UTF-8): keys, skipped
+// fields, and the strings inside an object or array taken as a string
+// column's text. csv checks the fields of string columns as written, raw
+// a string column's whole value, avro every Avro string or bytes value
+// read into a string column (Avro bytes read into a binary column, and
+// writer fields no column takes, are not text and not checked). Binary
+// columns take any bytes.
+//
+// Encoders never fail on text: a string column built elsewhere may hold
+// invalid UTF-8 (Arrow does not check), and every encoder writes each byte
+// of it that does not begin a valid sequence as U+FFFD, as Flink does when
+// it turns such a string into text and as encoding/json does, so that what
+// weir writes is well-formed and reads back. A binary column written as an
+// Avro string is the exception: bytes that are not text have no faithful
+// repair, so invalid UTF-8 there is an encoding error.
+//
 // # Types
 //
 // The columns may be of the Arrow types bool, int8-64, uint8-64, float32,
@@ -26,8 +52,8 @@
 // One object per value, fields matched by name (case-sensitive): unknown
 // fields are skipped (but must be valid JSON), a missing nullable field is
 // null, a missing or null non-nullable field rejects the record, and so do
-// a duplicate field, trailing data, invalid UTF-8 in a string and lone
-// surrogates in \u escapes. Integers must be integer literals in range;
+// a duplicate field, trailing data, invalid UTF-8 anywhere in the text
+// and lone surrogates in \u escapes. Integers must be integer literals in range;
 // like Flink, numbers and booleans are also read from strings ("42"), and
 // a string column takes any other value as its JSON text. Floats read NaN
 // and ±Infinity from strings. Decimals are read exactly from numbers or

@@ -11,8 +11,9 @@ import (
 
 // jsonScanner reads JSON tokens from one value. It is strict (RFC 8259):
 // no comments, no trailing commas, no leading zeros, no control characters
-// in strings, valid escapes only. On error, pos is the offset of the byte
-// at fault.
+// in strings, valid escapes only, UTF-8 throughout (every string is
+// checked, keys and skipped values too). On error, pos is the offset of
+// the byte at fault.
 type jsonScanner struct {
 	buf     []byte
 	pos     int
@@ -26,7 +27,6 @@ var (
 	errJSONControl    = errors.New("control character in string")
 	errJSONEscape     = errors.New("invalid escape in string")
 	errJSONSurrogate  = errors.New("invalid surrogate in \\u escape")
-	errJSONUTF8       = errors.New("invalid UTF-8 in string")
 	errJSONNumber     = errors.New("invalid number")
 	errJSONLiteral    = errors.New("invalid literal")
 	errJSONDepth      = errors.New("JSON nested too deep")
@@ -39,16 +39,6 @@ var (
 var jsonPlain = func() (t [256]bool) {
 	for c := 0x20; c < 0x80; c++ {
 		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// jsonKeyPlain is jsonPlain that lets multi-byte sequences through:
-// strings read as keys or as number text need no UTF-8 check.
-var jsonKeyPlain = func() (t [256]bool) {
-	t = jsonPlain
-	for c := 0x80; c < 0x100; c++ {
-		t[c] = true
 	}
 	return t
 }()
@@ -98,20 +88,17 @@ const (
 )
 
 // skipPlain returns the index of the first byte at or after i that may
-// end a string's plain run (a quote, a backslash, a control character
-// or, unless highOK, a byte >= 0x80), looking at 8 bytes at a time; it may
-// stop short of the end with fewer than 8 bytes left.
-func skipPlain(buf []byte, i int, highOK bool) int {
+// end a string's plain run (a quote, a backslash, a control character or
+// a byte >= 0x80), looking at 8 bytes at a time; it may stop short of the
+// end with fewer than 8 bytes left.
+func skipPlain(buf []byte, i int) int {
 	for i+8 <= len(buf) {
 		x := binary.LittleEndian.Uint64(buf[i:])
 		q := x ^ (swarLo * '"')
 		b := x ^ (swarLo * '\\')
 		// A zero byte of q or b, or a byte of x below 0x20, sets the high
 		// bit of its byte (and maybe of later ones: the first is exact).
-		m := (q-swarLo)&^q | (b-swarLo)&^b | (x-swarLo*0x20)&^x
-		if !highOK {
-			m |= x
-		}
+		m := (q-swarLo)&^q | (b-swarLo)&^b | (x-swarLo*0x20)&^x | x
 		if m &= swarHi; m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
@@ -123,17 +110,12 @@ func skipPlain(buf []byte, i int, highOK bool) int {
 // appendString appends the contents of the string at pos to dst,
 // unescaped and checked to be UTF-8, and moves past it.
 func (s *jsonScanner) appendString(dst []byte) ([]byte, error) {
-	return s.appendStringWith(dst, &jsonPlain)
-}
-
-func (s *jsonScanner) appendStringWith(dst []byte, plain *[256]bool) ([]byte, error) {
 	buf := s.buf
 	i := s.pos + 1
 	start := i
-	keys := plain == &jsonKeyPlain
 	for {
-		i = skipPlain(buf, i, keys)
-		for i < len(buf) && plain[buf[i]] {
+		i = skipPlain(buf, i)
+		for i < len(buf) && jsonPlain[buf[i]] {
 			i++
 		}
 		if i >= len(buf) {
@@ -159,7 +141,7 @@ func (s *jsonScanner) appendStringWith(dst []byte, plain *[256]bool) ([]byte, er
 			r, size := utf8.DecodeRune(buf[i:])
 			if r == utf8.RuneError && size == 1 {
 				s.pos = i
-				return dst, errJSONUTF8
+				return dst, ErrInvalidUTF8
 			}
 			i += size
 		}
@@ -236,22 +218,37 @@ func hex4(b []byte, i int) (rune, bool) {
 	return r, true
 }
 
-// rawString returns the contents of the string at pos, unescaped but not
-// checked for UTF-8: a sub-slice of the value when it has no escapes, else
-// the scanner's scratch (valid until the next call).
+// rawString returns the contents of the string at pos, unescaped and
+// checked to be UTF-8 like every string of a JSON text (keys, skipped
+// values, the strings inside a value taken as text): a sub-slice of the
+// value when it has no escapes, else the scanner's scratch (valid until
+// the next call).
 func (s *jsonScanner) rawString() ([]byte, error) {
 	buf := s.buf
-	i := skipPlain(buf, s.pos+1, true)
-	for i < len(buf) && jsonKeyPlain[buf[i]] {
-		i++
+	i := s.pos + 1
+	for {
+		i = skipPlain(buf, i)
+		for i < len(buf) && jsonPlain[buf[i]] {
+			i++
+		}
+		if i >= len(buf) || buf[i] < utf8.RuneSelf {
+			break
+		}
+		r, size := utf8.DecodeRune(buf[i:])
+		if r == utf8.RuneError && size == 1 {
+			s.pos = i
+			return nil, ErrInvalidUTF8
+		}
+		i += size
 	}
 	if i < len(buf) && buf[i] == '"' {
 		str := buf[s.pos+1 : i]
 		s.pos = i + 1
 		return str, nil
 	}
+	// An escape, a control character or the end: the slow path says which.
 	var err error
-	s.scratch, err = s.appendStringWith(s.scratch[:0], &jsonKeyPlain)
+	s.scratch, err = s.appendString(s.scratch[:0])
 	return s.scratch, err
 }
 

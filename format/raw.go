@@ -1,7 +1,6 @@
 package format
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -74,8 +73,6 @@ type rawRow struct {
 	appendBytes func([]byte)
 }
 
-var errInvalidUTF8 = errors.New("invalid UTF-8")
-
 func (r *rawRow) decodeRow(value []byte) error {
 	if value == nil {
 		if !r.nullable {
@@ -84,23 +81,18 @@ func (r *rawRow) decodeRow(value []byte) error {
 		r.col.appendNull()
 		return nil
 	}
-	if r.utf8 && !utf8.Valid(value) {
-		off := 0
-		for off < len(value) {
-			rn, size := utf8.DecodeRune(value[off:])
-			if rn == utf8.RuneError && size == 1 {
-				break
-			}
-			off += size
+	if r.utf8 {
+		if off := invalidUTF8At(value); off >= 0 {
+			return &RecordError{Format: "raw", Field: r.field, Offset: off, Err: ErrInvalidUTF8}
 		}
-		return &RecordError{Format: "raw", Field: r.field, Offset: off, Err: errInvalidUTF8}
 	}
 	r.appendBytes(value)
 	return nil
 }
 
 // rawEncoder emits the column's bytes as the value, and a nil value (a
-// tombstone) for a null.
+// tombstone) for a null; a string column's invalid UTF-8 is written as
+// U+FFFD, so that the raw decoder reads every value back.
 type rawEncoder struct {
 	schema *arrow.Schema
 }
@@ -112,17 +104,24 @@ func (e *rawEncoder) Encode(rec arrow.RecordBatch, emit func(row int, value []by
 	col := rec.Column(0)
 	mask := maskOf(col)
 	var at func(int) []byte
-	switch col.DataType().ID() {
+	id := col.DataType().ID()
+	switch id {
 	case arrow.BINARY, arrow.STRING:
 		at = varOf[int32](col).at
 	default:
 		at = varOf[int64](col).at
 	}
+	text := id == arrow.STRING || id == arrow.LARGE_STRING
+	var repaired []byte
 	for i := range int(rec.NumRows()) {
 		var v []byte
 		if !mask.isNull(i) {
 			if v = at(i); v == nil {
 				v = []byte{}
+			}
+			if text && !utf8.Valid(v) {
+				repaired = appendValidUTF8(repaired[:0], v)
+				v = repaired
 			}
 		}
 		if err := emit(i, v); err != nil {
