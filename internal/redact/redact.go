@@ -49,6 +49,10 @@ var (
 	// url.Parse (and so pgx) accepts: the user-info ends at the last @
 	// of the authority, before the first /, ?, # or whitespace.
 	urlUserInfoLastAt = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^:/?#@\s]*:)[^/?#\s]*@[^/?#\s]*@`)
+	// key=\"value\": a double-quoted value inside a Go-quoted string
+	// (strconv.Quote, %q: a SQL error quoting a token), possibly cut
+	// short ("..." and the closing quote) by the one who quoted it.
+	keyEscapedQuoted = regexp.MustCompile(`(?i)([a-z0-9_.\-]+)(\s*=\s*)\\"(?:[^"\\]|\\[^"])*(?:\\"|"|$)`)
 	// SQL option: 'key' = 'value' (value a SQL string literal).
 	sqlOption = regexp.MustCompile(`'((?:[^']|'')*)'(\s*=\s*)'((?:[^']|'')*)'`)
 )
@@ -73,11 +77,26 @@ func String(s string) string {
 
 // redactInner hides URL passwords and sensitive key=value pairs.
 func redactInner(s string) string {
+	s = keyEscapedQuoted.ReplaceAllStringFunc(s, func(m string) string {
+		p := keyEscapedQuoted.FindStringSubmatch(m)
+		if !SensitiveKey(p[1]) {
+			return m
+		}
+		end := "" // cut short at the end of s
+		switch {
+		case strings.HasSuffix(m, `\"`):
+			end = `\"`
+		case strings.HasSuffix(m, `"`):
+			end = `"` // cut short: the quoting string's closing quote
+		}
+		return p[1] + p[2] + `\"` + Mask + end
+	})
 	s = urlUserInfoLastAt.ReplaceAllString(s, "${1}"+Mask+"@")
 	s = urlUserInfo.ReplaceAllString(s, "${1}"+Mask+"@")
 	return keyValue.ReplaceAllStringFunc(s, func(m string) string {
 		p := keyValue.FindStringSubmatch(m)
-		if !SensitiveKey(p[1]) || p[3] == Mask || p[3] == "'"+Mask+"'" || p[3] == `"`+Mask+`"` {
+		// A value starting \" was handled by keyEscapedQuoted.
+		if !SensitiveKey(p[1]) || p[3] == Mask || p[3] == `\` || p[3] == "'"+Mask+"'" || p[3] == `"`+Mask+`"` {
 			return m
 		}
 		v := p[3]

@@ -20,6 +20,10 @@ func TestString(t *testing.T) {
 		{`'uri' = 'postgres://u:s3cr3t@h/db'`, "s3cr3t", []string{"'uri'", "u:", "@h/db"}},
 		{`'avro-confluent.basic-auth.user-info' = 'bob:s3cr3t'`, "s3cr3t", nil},
 		{"iceberg: open sql catalog at postgres://u:p%40ss@h/db: refused", "p%40ss", []string{"refused"}},
+		// A JAAS password inside a Go-quoted token of a SQL error, whole
+		// or cut short.
+		{`found "'org...PlainLoginModule required username=\"u\" password=\"s3cr3t\";'"`, "s3cr3t", []string{`username=\"u\"`, `;'"`}},
+		{`found "'org...PlainLoginModule required password=\"s3cr3t..."`, "s3cr3t", []string{`found "'org`}},
 	}
 	for _, c := range cases {
 		got := String(c.in)
