@@ -105,68 +105,131 @@ var infixOps = map[string]string{
 }
 
 // String implements Expr.
-func (e *CallExpr) String() string {
-	args := make([]string, len(e.Args))
-	for i, a := range e.Args {
-		args[i] = a.String()
+func (e *CallExpr) String() string { return exprString(e) }
+
+// String implements Expr.
+func (e *CastExpr) String() string { return exprString(e) }
+
+// String implements Expr.
+func (e *CaseExpr) String() string { return exprString(e) }
+
+// exprString renders e into one builder: the time and memory are linear
+// in the length of the text. (Rendering each argument to a string of its
+// own and joining them copied every subtree once per level above it:
+// quadratic for a chain such as a + 1 + 1 + ...)
+func exprString(e Expr) string {
+	var b strings.Builder
+	writeExpr(&b, e)
+	return b.String()
+}
+
+// writeExpr appends e's String form to b.
+func writeExpr(b *strings.Builder, e Expr) {
+	switch e := e.(type) {
+	case *CallExpr:
+		writeCall(b, e)
+	case *CastExpr:
+		if e.Try {
+			b.WriteString("TRY_CAST(")
+		} else {
+			b.WriteString("CAST(")
+		}
+		writeExpr(b, e.Arg)
+		b.WriteString(" AS ")
+		if e.To != nil {
+			b.WriteString(e.To.String())
+		} else {
+			b.WriteString("?")
+		}
+		b.WriteString(")")
+	case *CaseExpr:
+		b.WriteString("CASE")
+		for _, w := range e.Whens {
+			b.WriteString(" WHEN ")
+			writeExpr(b, w.Cond)
+			b.WriteString(" THEN ")
+			writeExpr(b, w.Then)
+		}
+		if e.Else != nil {
+			b.WriteString(" ELSE ")
+			writeExpr(b, e.Else)
+		}
+		b.WriteString(" END")
+	case nil:
+		b.WriteString("<nil>")
+	default: // the leaves
+		b.WriteString(e.String())
 	}
+}
+
+// writeList appends args separated by sep.
+func writeList(b *strings.Builder, args []Expr, sep string) {
+	for i, a := range args {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		writeExpr(b, a)
+	}
+}
+
+// writeCall appends a call: infix operators as (a op b), the predicates
+// in their SQL syntax, other functions as f(a, b).
+func writeCall(b *strings.Builder, e *CallExpr) {
+	args := e.Args
 	if op, ok := infixOps[e.Func]; ok && len(args) >= 2 && !(e.Func == "like" && len(args) > 2) {
-		return "(" + strings.Join(args, " "+op+" ") + ")"
+		b.WriteString("(")
+		writeList(b, args, " "+op+" ")
+		b.WriteString(")")
+		return
 	}
 	switch e.Func {
-	case "not":
+	case "not", "neg":
 		if len(args) == 1 {
-			return "(NOT " + args[0] + ")"
-		}
-	case "neg":
-		if len(args) == 1 {
-			return "(-" + args[0] + ")"
+			if e.Func == "not" {
+				b.WriteString("(NOT ")
+			} else {
+				b.WriteString("(-")
+			}
+			writeExpr(b, args[0])
+			b.WriteString(")")
+			return
 		}
 	case "is_null", "is_not_null":
 		if len(args) == 1 {
-			return "(" + args[0] + " " + strings.ToUpper(strings.ReplaceAll(e.Func, "_", " ")) + ")"
+			b.WriteString("(")
+			writeExpr(b, args[0])
+			b.WriteString(" " + strings.ToUpper(strings.ReplaceAll(e.Func, "_", " ")) + ")")
+			return
 		}
 	case "between":
 		if len(args) == 3 {
-			return "(" + args[0] + " BETWEEN " + args[1] + " AND " + args[2] + ")"
+			b.WriteString("(")
+			writeExpr(b, args[0])
+			b.WriteString(" BETWEEN ")
+			writeExpr(b, args[1])
+			b.WriteString(" AND ")
+			writeExpr(b, args[2])
+			b.WriteString(")")
+			return
 		}
 	case "in", "not_in":
 		if len(args) >= 1 {
-			kw := " IN ("
+			b.WriteString("(")
+			writeExpr(b, args[0])
 			if e.Func == "not_in" {
-				kw = " NOT IN ("
+				b.WriteString(" NOT IN (")
+			} else {
+				b.WriteString(" IN (")
 			}
-			return "(" + args[0] + kw + strings.Join(args[1:], ", ") + "))"
+			writeList(b, args[1:], ", ")
+			b.WriteString("))")
+			return
 		}
 	}
-	return e.Func + "(" + strings.Join(args, ", ") + ")"
-}
-
-// String implements Expr.
-func (e *CastExpr) String() string {
-	kw := "CAST("
-	if e.Try {
-		kw = "TRY_CAST("
-	}
-	to := "?"
-	if e.To != nil {
-		to = e.To.String()
-	}
-	return kw + e.Arg.String() + " AS " + to + ")"
-}
-
-// String implements Expr.
-func (e *CaseExpr) String() string {
-	var sb strings.Builder
-	sb.WriteString("CASE")
-	for _, w := range e.Whens {
-		sb.WriteString(" WHEN " + w.Cond.String() + " THEN " + w.Then.String())
-	}
-	if e.Else != nil {
-		sb.WriteString(" ELSE " + e.Else.String())
-	}
-	sb.WriteString(" END")
-	return sb.String()
+	b.WriteString(e.Func)
+	b.WriteString("(")
+	writeList(b, args, ", ")
+	b.WriteString(")")
 }
 
 // Col refers to the input column called name.

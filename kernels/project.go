@@ -30,9 +30,11 @@ func CompileProjection(exprs []Expr, names []string, schema *arrow.Schema) (*Pro
 	p := &Projection{in: schema, progs: make([]*Program, len(exprs)), cols: make([]int, len(exprs))}
 	fields := make([]arrow.Field, len(exprs))
 	for i, e := range exprs {
-		name := e.String()
+		var name string
 		if names != nil {
 			name = names[i]
+		} else {
+			name = e.String()
 		}
 		if c, ok := e.(*ColumnExpr); ok {
 			idx := schema.FieldIndices(c.Name)
