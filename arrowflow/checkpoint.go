@@ -26,6 +26,12 @@ type Checkpoint struct {
 	// otherwise. Both are empty in checkpoints of older versions.
 	Shape       []string `json:"shape,omitempty"`
 	Fingerprint string   `json:"fingerprint,omitempty"`
+	// Owner is the ID of the checkpoint folder that recorded the
+	// checkpoint, and Lineage the ID of the folder it descends from
+	// through savepoints (see Owner); empty in checkpoints of older
+	// versions.
+	Owner   string `json:"owner,omitempty"`
+	Lineage string `json:"lineage,omitempty"`
 	// MaxParallelism is the job's number of key groups.
 	MaxParallelism int `json:"max_parallelism"`
 	// Sources holds, per source name, the position of every split.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Sink describes an output with a two-phase commit per epoch. Each subtask
@@ -131,3 +132,60 @@ func CommitSink(ctx context.Context, n *Node, cp *Checkpoint, payloads [][]byte)
 	}
 	return n.sink.Commit(ctx, cp.Epoch, payloads)
 }
+
+// Owner identifies the job instance that owns an output: the checkpoint
+// folder whose job writes it. Two checkpoint folders writing one output
+// would recover, overwrite and delete each other's epochs, so sinks that
+// outlive the job record their owner and recovery refuses an output owned
+// by another (see OwnedSink).
+type Owner struct {
+	// ID identifies the owning checkpoint folder (random, made when the
+	// folder was first used).
+	ID string `json:"id"`
+	// Lineage is the ID of the folder the owner descends from through
+	// savepoints (its own ID when it started fresh): a job started from a
+	// savepoint of the same lineage may take the output over.
+	Lineage string `json:"lineage,omitempty"`
+	// Folder is where the owner's checkpoint folder was, and Host the
+	// machine, for messages.
+	Folder string `json:"folder,omitempty"`
+	Host   string `json:"host,omitempty"`
+	// Since is when the owner claimed the output.
+	Since time.Time `json:"since,omitzero"`
+}
+
+// String describes the owner for messages.
+func (o Owner) String() string {
+	if o.ID == "" {
+		return "nobody"
+	}
+	s := "checkpoint folder " + o.ID
+	if o.Folder != "" {
+		s += " (" + o.Folder
+		if o.Host != "" {
+			s += " on " + o.Host
+		}
+		s += ")"
+	}
+	return s
+}
+
+// OwnedSink is implemented by sinks that record which job instance owns
+// their output: the Parquet sink in its _weir folder, the Iceberg sink in a
+// table property. Recovery reads the owner before it touches the output,
+// refuses an output owned by another checkpoint folder (unless told to take
+// it over), and claims it. After a claim, commits of any other owner fail:
+// a job whose output was taken over is fenced.
+type OwnedSink interface {
+	RecoverableSink
+	// Owner returns the recorded owner of job's output (zero when none).
+	Owner(ctx context.Context, job string) (Owner, error)
+	// Claim records owner as the owner of job's output, replacing any
+	// previous one, and makes this sink commit only while owner is
+	// recorded.
+	Claim(ctx context.Context, job string, owner Owner) error
+}
+
+// ErrFenced is wrapped by the error a sink's Commit returns when another
+// job instance has claimed the output since this one did.
+var ErrFenced = errors.New("the output belongs to another job instance")

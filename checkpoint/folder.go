@@ -7,6 +7,7 @@
 // Layout of a checkpoint folder:
 //
 //	LOCK                          held by the running job (flock)
+//	folder-id                     the folder's identity, the owner of its outputs
 //	manifests/<epoch>.json        one per recorded epoch, 20-digit epoch
 //	state/<job>/<epoch>/...       operator snapshots (state.FileStore)
 //	savepoints/<name>/            manifest.json + state/, self-contained
@@ -15,6 +16,8 @@ package checkpoint
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +30,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/internal/failpoint"
@@ -59,6 +63,18 @@ type Options struct {
 	// carry on from this folder's positions. Savepoints, the way to upgrade
 	// a job, are restored into any shape.
 	AllowChangedJob bool
+	// AllowOutputRewind lets Resume restore a checkpoint older than an
+	// epoch a sink has already committed (the newer manifests are corrupt
+	// or deleted), or start fresh over output the job has committed. The
+	// epochs in between are then written again: duplicates. Without it
+	// Resume refuses and names the sink and the epochs.
+	AllowOutputRewind bool
+	// TakeOverOutputs lets Resume claim outputs that another checkpoint
+	// folder owns (a job this one replaces): that job is fenced, its
+	// later commits fail. Without it Resume refuses such an output. A job
+	// started from a savepoint of the owner's lineage takes its outputs
+	// over without it.
+	TakeOverOutputs bool
 }
 
 // Folder is an open checkpoint folder, locked for one running job.
@@ -69,7 +85,12 @@ type Folder struct {
 	retain       int
 	logger       *slog.Logger
 	allowChanged bool
-	release      func()
+	allowRewind  bool
+	takeOver     bool
+	// id is the folder's identity (folder-id); lineage is the ID of the
+	// folder it descends from through savepoints, set by Resume.
+	id, lineage string
+	release     func()
 	// ids caches the state file IDs each manifest refers to, by epoch, so
 	// that retention does not read every kept manifest at every epoch.
 	ids map[uint64][]string
@@ -88,7 +109,8 @@ func Open(dir string, opts Options) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Folder{dir: dir, retain: opts.Retain, logger: opts.Logger, allowChanged: opts.AllowChangedJob, release: release, ids: map[uint64][]string{}}
+	f := &Folder{dir: dir, retain: opts.Retain, logger: opts.Logger, allowChanged: opts.AllowChangedJob,
+		allowRewind: opts.AllowOutputRewind, takeOver: opts.TakeOverOutputs, release: release, ids: map[uint64][]string{}}
 	if f.retain == 0 {
 		f.retain = DefaultRetain
 	}
@@ -104,6 +126,11 @@ func Open(dir string, opts Options) (*Folder, error) {
 		return nil, err
 	}
 	f.meta.removeTemps("manifests/")
+	if f.id, err = f.identity(); err != nil {
+		release()
+		return nil, err
+	}
+	f.lineage = f.id
 	if f.store, err = state.NewFileStore(filepath.Join(dir, "state")); err != nil {
 		release()
 		return nil, err
@@ -118,6 +145,52 @@ func (f *Folder) Close() error {
 		f.release = nil
 	}
 	return nil
+}
+
+// folderIDFile holds a folder's identity.
+const folderIDFile = "folder-id"
+
+// identity returns the folder's ID, made (random) and stored at first use.
+func (f *Folder) identity() (string, error) {
+	data, err := f.meta.Get(context.Background(), folderIDFile)
+	if errors.Is(err, ErrNotFound) {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", err
+		}
+		if err := f.meta.Put(context.Background(), folderIDFile, []byte(hex.EncodeToString(b[:])+"\n")); err != nil && !errors.Is(err, ErrExists) {
+			return "", fmt.Errorf("checkpoint folder %s: write its identity: %w", f.dir, err)
+		}
+		data, err = f.meta.Get(context.Background(), folderIDFile)
+	}
+	if err != nil {
+		return "", fmt.Errorf("checkpoint folder %s: read its identity: %w", f.dir, err)
+	}
+	id := strings.TrimSpace(string(data))
+	if len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" {
+		return "", fmt.Errorf("checkpoint folder %s: %s is damaged (%q): it names the owner of the job's outputs; restore it from a backup, or remove it and start with --take-over-output", f.dir, filepath.Join(f.dir, folderIDFile), truncate(id, 40))
+	}
+	return id, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// ID is the folder's identity: the owner its job records in its outputs.
+func (f *Folder) ID() string { return f.id }
+
+// owner is the Owner the folder's job claims its outputs as.
+func (f *Folder) owner() arrowflow.Owner {
+	host, _ := os.Hostname()
+	abs, err := filepath.Abs(f.dir)
+	if err != nil {
+		abs = f.dir
+	}
+	return arrowflow.Owner{ID: f.id, Lineage: f.lineage, Folder: abs, Host: host, Since: time.Now().UTC().Truncate(time.Second)}
 }
 
 // Dir is the folder's path.
@@ -191,6 +264,7 @@ func (f *Folder) manifestEpochs(ctx context.Context) ([]uint64, error) {
 // fails here before it commits anything. Older checkpoints beyond the
 // retention count are then removed.
 func (f *Folder) RecordEpoch(ctx context.Context, cp *arrowflow.Checkpoint) error {
+	cp.Owner, cp.Lineage = f.id, f.lineage
 	data, err := encodeManifest(cp)
 	if err != nil {
 		return err

@@ -65,6 +65,10 @@ func (r *Resumed) Options(f *Folder, base arrowflow.Options) arrowflow.Options {
 //   - the restore point is the savepoint folder fromSavepoint when given,
 //     else the newest intact manifest (corrupt newer ones are reported in
 //     Skipped and logged);
+//   - every arrowflow.OwnedSink's output must belong to this folder (or
+//     to nobody yet), else Resume refuses, unless the job starts from a
+//     savepoint of the owner's lineage or Options.TakeOverOutputs; then
+//     the folder claims it, fencing any previous owner;
 //   - the restore point's epoch is committed again on every sink (commits
 //     are idempotent: it may have been recorded but not committed when
 //     the previous run stopped), sinks whose pre-commits can expire first.
@@ -74,6 +78,10 @@ func (r *Resumed) Options(f *Folder, base arrowflow.Options) arrowflow.Options {
 //     job (arrowflow.ErrEpochAborted) before any sink made that epoch
 //     visible, the job restores from the checkpoint before it instead and
 //     recomputes the epoch (DESIGN.md, step 8);
+//   - a restore point below an epoch a sink has committed (newer
+//     manifests corrupt or deleted, or none left) is refused, naming the
+//     sink and the epochs, unless Options.AllowOutputRewind; a savepoint
+//     may rewind;
 //   - every RecoverableSink discards what earlier runs pre-committed and
 //     never committed, and reports its last committed epoch;
 //   - state files no intact manifest refers to are deleted (snapshots of
@@ -107,6 +115,9 @@ func (f *Folder) Resume(ctx context.Context, g *arrowflow.Graph, fromSavepoint s
 	if err := f.checkShape(g, r); err != nil {
 		return nil, err
 	}
+	if err := f.setLineage(ctx, r); err != nil {
+		return nil, err
+	}
 	restored := r.restoredEpoch()
 	epochs, err := f.manifestEpochs(ctx)
 	if err != nil {
@@ -116,6 +127,11 @@ func (f *Folder) Resume(ctx context.Context, g *arrowflow.Graph, fromSavepoint s
 	if len(epochs) > 0 {
 		high = max(high, epochs[len(epochs)-1])
 	}
+	// Before anything touches an output: whose is it?
+	others, err := f.claimOutputs(ctx, g, r)
+	if err != nil {
+		return nil, err
+	}
 	if r.Restore != nil && fromSavepoint == "" {
 		if err := f.commitRestored(ctx, g, r); err != nil {
 			return nil, err
@@ -123,17 +139,33 @@ func (f *Folder) Resume(ctx context.Context, g *arrowflow.Graph, fromSavepoint s
 		// An aborted epoch moved the restore point back (nil: the start).
 		restored = r.restoredEpoch()
 	}
+	var rewound []string
 	for _, n := range arrowflow.CommitOrder(g) {
-		sink := n.Sink()
-		if rs, ok := sink.(arrowflow.RecoverableSink); ok {
+		rs, ok := n.Sink().(arrowflow.RecoverableSink)
+		if !ok {
+			continue
+		}
+		last, err := rs.LastCommittedEpoch(ctx, job)
+		if err != nil {
+			return nil, fmt.Errorf("sink %q: last committed epoch: %w", n.Name(), err)
+		}
+		high = max(high, last)
+		// A savepoint rewinds on purpose; an output taken over from
+		// another folder holds that folder's epochs, not this one's.
+		if last > restored && fromSavepoint == "" && !others[n.Name()] {
+			rewound = append(rewound, fmt.Sprintf("sink %q has committed epoch %d", n.Name(), last))
+		}
+	}
+	if len(rewound) > 0 {
+		if err := f.rewindRefused(r, restored, rewound); err != nil {
+			return nil, err
+		}
+	}
+	for _, n := range arrowflow.CommitOrder(g) {
+		if rs, ok := n.Sink().(arrowflow.RecoverableSink); ok {
 			if err := rs.Recover(ctx, job, restored); err != nil {
 				return nil, fmt.Errorf("sink %q: discard uncommitted output of earlier runs: %w", n.Name(), err)
 			}
-			last, err := rs.LastCommittedEpoch(ctx, job)
-			if err != nil {
-				return nil, fmt.Errorf("sink %q: last committed epoch: %w", n.Name(), err)
-			}
-			high = max(high, last)
 		}
 	}
 	r.FirstEpoch = high + 1
@@ -145,6 +177,127 @@ func (f *Folder) Resume(ctx context.Context, g *arrowflow.Graph, fromSavepoint s
 		f.logger.Warn("removing state of unfinished epochs failed", "err", err)
 	}
 	return r, nil
+}
+
+// rewindRefused is the answer to a restore point below what sinks have
+// committed (what lists them): an error naming them, or with
+// AllowOutputRewind a warning and nil.
+func (f *Folder) rewindRefused(r *Resumed, restored uint64, what []string) error {
+	point := fmt.Sprintf("the newest intact checkpoint in it is of epoch %d", restored)
+	if r.Restore == nil {
+		point = "it holds no intact checkpoint (a fresh start would read all input again)"
+	}
+	damaged := ""
+	if len(r.Skipped) > 0 {
+		var names []string
+		for _, e := range r.Skipped {
+			names = append(names, e.Error())
+		}
+		damaged = "; manifests passed over: " + strings.Join(names, "; ")
+	}
+	if f.allowRewind {
+		f.logger.Warn("resuming below epochs the outputs have committed (--allow-output-rewind): their output is written again",
+			"dir", f.dir, "restore", restored, "outputs", strings.Join(what, ", "))
+		return nil
+	}
+	return fmt.Errorf("checkpoint folder %s: %s, but %s%s.\n"+
+		"Resuming from it would write the output of the epochs after %d again (duplicates), so the job does not start. "+
+		"Put the damaged or missing manifest back from a backup, start from a savepoint (--from-savepoint), "+
+		"or resume anyway with --allow-output-rewind, accepting the duplicates",
+		f.dir, point, strings.Join(what, " and "), damaged, restored)
+}
+
+// setLineage sets the folder's lineage: that of its newest checkpoint, else
+// (a folder's first start from a savepoint) the savepoint's, else its own
+// ID.
+func (f *Folder) setLineage(ctx context.Context, r *Resumed) error {
+	own := r.Restore
+	if r.FromSavepoint != "" {
+		var err error
+		if own, _, err = f.Latest(ctx); err != nil {
+			return err
+		}
+		if own == nil {
+			own = r.Restore
+		}
+	}
+	if l := lineageOf(own); l != "" {
+		f.lineage = l
+	}
+	return nil
+}
+
+// lineageOf is the lineage a checkpoint was recorded in ("" before weir
+// recorded owners).
+func lineageOf(cp *arrowflow.Checkpoint) string {
+	if cp == nil {
+		return ""
+	}
+	if cp.Lineage != "" {
+		return cp.Lineage
+	}
+	return cp.Owner
+}
+
+// claimOutputs checks that every OwnedSink's output belongs to this folder
+// (or to nobody yet) and claims it. An output of another folder is
+// refused, unless the job starts from a savepoint of that folder's lineage
+// or the folder takes outputs over; it returns the names of the sinks taken
+// over from another folder.
+func (f *Folder) claimOutputs(ctx context.Context, g *arrowflow.Graph, r *Resumed) (map[string]bool, error) {
+	job := g.Name()
+	me := f.owner()
+	type claim struct {
+		name string
+		sink arrowflow.OwnedSink
+	}
+	var claims []claim
+	var conflicts []string
+	others := map[string]bool{}
+	spLineage := ""
+	if r.FromSavepoint != "" {
+		spLineage = lineageOf(r.Restore)
+	}
+	for _, n := range arrowflow.CommitOrder(g) {
+		os, ok := n.Sink().(arrowflow.OwnedSink)
+		if !ok {
+			continue
+		}
+		prev, err := os.Owner(ctx, job)
+		if err != nil {
+			return nil, fmt.Errorf("sink %q: read the output's owner: %w", n.Name(), err)
+		}
+		switch {
+		case prev.ID == "" || prev.ID == me.ID:
+		case spLineage != "" && (prev.Lineage == spLineage || prev.ID == spLineage):
+			f.logger.Info("taking the output over from the folder the savepoint descends from", "sink", n.Name(), "previous owner", prev.String())
+			others[n.Name()] = true
+		case f.takeOver:
+			f.logger.Warn("taking the output over from another checkpoint folder (--take-over-output): that job is fenced", "sink", n.Name(), "previous owner", prev.String())
+			others[n.Name()] = true
+		default:
+			since := ""
+			if !prev.Since.IsZero() {
+				since = " since " + prev.Since.Format(time.RFC3339)
+			}
+			conflicts = append(conflicts, fmt.Sprintf("sink %q: owned by %s%s", n.Name(), prev, since))
+		}
+		claims = append(claims, claim{n.Name(), os})
+	}
+	if len(conflicts) > 0 {
+		return nil, fmt.Errorf("job %q: its outputs belong to another job instance:\n  %s\n"+
+			"this is %s. Two checkpoint folders writing one output would recover and delete each other's epochs, so the job does not start. "+
+			"Give this job an output of its own, run it with the owner's --checkpoint-dir, start it from a savepoint of the owner (--from-savepoint), "+
+			"or take the outputs over deliberately with --take-over-output (the owner is fenced: its later commits fail; "+
+			"this job continues from its own checkpoint, or from its sources' start positions)",
+			job, strings.Join(conflicts, "\n  "), me)
+	}
+	for _, c := range claims {
+		if err := c.sink.Claim(ctx, job, me); err != nil {
+			return nil, fmt.Errorf("sink %q: claim the output: %w", c.name, err)
+		}
+	}
+	return others, nil
 }
 
 // WriteSavepoint stores cp as a self-contained savepoint folder under
@@ -169,6 +322,7 @@ func (f *Folder) WriteSavepoint(ctx context.Context, cp *arrowflow.Checkpoint) (
 			}
 		}
 	}
+	cp.Owner, cp.Lineage = f.id, f.lineage
 	data, err := encodeManifest(cp)
 	if err != nil {
 		return "", err

@@ -35,6 +35,10 @@ type checkpointFlags struct {
 	retain        int
 	fromSavepoint string
 	allowChanged  bool
+	// allowRewind and takeOver are --allow-output-rewind and
+	// --take-over-output (checkpoint.Options).
+	allowRewind bool
+	takeOver    bool
 	// http is the address of the job's status server (--http; "": none).
 	http string
 	// httpAnyPort: when http's port is taken, serve on any free one (the
@@ -53,7 +57,29 @@ func (c *checkpointFlags) register(cmd *cobra.Command) {
 	f.IntVar(&c.retain, "checkpoint-retain", checkpoint.DefaultRetain, "number of completed checkpoints kept (at least 2)")
 	f.StringVar(&c.fromSavepoint, "from-savepoint", "", "start from this savepoint folder (made by `weir savepoint`), also with another parallelism")
 	f.BoolVar(&c.allowChanged, "allow-changed-job", false, "resume from the checkpoint folder even though its latest checkpoint was written by a job graph of another shape (an edited job): state is matched by node name, new nodes start empty, state of removed nodes and positions of splits the sources no longer list are dropped")
+	f.BoolVar(&c.allowRewind, "allow-output-rewind", false, "resume although the newest intact checkpoint is older than an epoch the outputs have committed (newer manifests corrupt or deleted), or start fresh over output the job has committed: the epochs in between are written again (duplicates); without it the job refuses to start")
+	f.BoolVar(&c.takeOver, "take-over-output", false, "claim outputs (Parquet folder, Iceberg table) owned by another checkpoint folder, a job this one replaces: that job is fenced (its later commits fail); without it the job refuses to start on another job's output")
 	f.StringVar(&c.http, "http", "", "serve the job's status, plan, Prometheus metrics and a savepoint trigger over HTTP on this address, e.g. 127.0.0.1:8081 (no authentication: keep it on loopback; a port alone means 127.0.0.1; empty: off)")
+}
+
+// minCheckpointInterval is the shortest checkpoint interval accepted: each
+// epoch writes and syncs a manifest and commits every sink.
+const minCheckpointInterval = 10 * time.Millisecond
+
+// validate rejects settings with which a job cannot work, before anything
+// starts: an interval at which no epoch would ever close, or a retention
+// that recovery cannot work with.
+func (c *checkpointFlags) validate() error {
+	switch {
+	case c.interval <= 0:
+		return fmt.Errorf("checkpoint interval %v: must be positive (an epoch closes, and its output commits, once per interval; "+
+			"with none an unbounded job never commits); use e.g. --checkpoint-interval 10s", c.interval)
+	case c.interval < minCheckpointInterval:
+		return fmt.Errorf("checkpoint interval %v: at least %v", c.interval, minCheckpointInterval)
+	case c.retain < 2:
+		return fmt.Errorf("--checkpoint-retain %d: at least 2 checkpoints must be kept (recovery may need the one before the newest to compute an epoch again)", c.retain)
+	}
+	return nil
 }
 
 // runWithCheckpoints plans and runs g with the checkpoint flags: it locks
@@ -144,7 +170,8 @@ func runCheckpointed(ctx context.Context, out io.Writer, g *arrowflow.Graph, c c
 		return job, job.Run(ctx)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	folder, err := checkpoint.Open(c.dir, checkpoint.Options{Retain: c.retain, Logger: logger, AllowChangedJob: c.allowChanged})
+	folder, err := checkpoint.Open(c.dir, checkpoint.Options{Retain: c.retain, Logger: logger, AllowChangedJob: c.allowChanged,
+		AllowOutputRewind: c.allowRewind, TakeOverOutputs: c.takeOver})
 	if err != nil {
 		return nil, err
 	}

@@ -99,6 +99,7 @@ type Sink struct {
 	mu        sync.Mutex
 	tbl       *table.Table      // as loaded at New or after the sink's last commit
 	positions map[uint64]string // epoch -> SummarySourcePositions, until committed
+	claimed   map[string]string // job -> owner ID claimed (OwnedSink)
 }
 
 // New opens the catalog and the table, creating it from schema (the
@@ -190,12 +191,19 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 		s.setTable(tbl)
 		return nil // committed before (a recovery commits the restored epoch again)
 	}
+	owner, err := s.checkOwner(tbl, job)
+	if err != nil {
+		return s.errorf("commit epoch %d: %w", epoch, err)
+	}
 	files, deletes, err := s.readManifests(ctx, tbl, ps)
 	if err != nil {
 		return err
 	}
 	commitID := newCommitID()
 	props := iceberg.Properties{SummaryJobID: job, SummaryEpoch: strconv.FormatUint(epoch, 10), SummaryCommitID: commitID}
+	if owner != "" {
+		props[SummaryOwner] = owner
+	}
 	if pos := s.takePositions(epoch); pos != "" {
 		props[SummarySourcePositions] = pos
 	}
@@ -228,6 +236,9 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 			s.setTable(again)
 			s.deleteManifests(ctx, again, ps)
 			return nil
+		}
+		if _, ferr := s.checkOwner(again, job); ferr != nil {
+			return s.errorf("commit epoch %d: %w", epoch, ferr)
 		}
 		if !isConflict(err) {
 			// Ambiguous (the catalog may still apply it) or a real

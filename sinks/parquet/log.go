@@ -56,8 +56,12 @@ type payload struct {
 // commitLog is the commit log entry of one epoch of one job: the files
 // it made part of the table.
 type commitLog struct {
-	Version  int            `json:"version"`
-	Job      string         `json:"job"`
+	Version int    `json:"version"`
+	Job     string `json:"job"`
+	// Owner is the ID of the checkpoint folder whose job committed the
+	// epoch (see arrowflow.Owner); empty without one, or from older
+	// versions.
+	Owner    string         `json:"owner,omitempty"`
 	Epoch    uint64         `json:"epoch"`
 	Rows     int64          `json:"rows"`
 	Subtasks []subtaskFiles `json:"subtasks"`

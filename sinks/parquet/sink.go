@@ -66,18 +66,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/weirflow/weir/internal/fsx"
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/internal/failpoint"
+	"github.com/weirflow/weir/internal/fsx"
 )
 
 // Sink is a transactional Parquet file sink; it implements
@@ -86,6 +87,9 @@ type Sink struct {
 	opts   Options
 	layout layout
 	dirs   dirCache
+	mu     sync.Mutex
+	// claimed is the owner ID each job claimed the output as (Claim).
+	claimed map[string]string
 }
 
 var _ arrowflow.RecoverableSink = (*Sink)(nil)
@@ -192,7 +196,11 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return s.errorf("epoch %d: %w", epoch, err)
 	}
-	entry := commitLog{Version: formatVersion, Job: job, Epoch: epoch}
+	owner, err := s.checkOwner(job)
+	if err != nil {
+		return s.errorf("epoch %d: %w", epoch, err)
+	}
+	entry := commitLog{Version: formatVersion, Job: job, Owner: owner, Epoch: epoch}
 	folders := make(map[string]bool)
 	moved := false
 	for _, p := range ps {
@@ -309,7 +317,9 @@ func (s *Sink) LastCommittedEpoch(_ context.Context, job string) (uint64, error)
 	return epochs[len(epochs)-1], nil
 }
 
-// Recover implements arrowflow.RecoverableSink. While no writer of job
+// Recover implements arrowflow.RecoverableSink. Recovery calls it only
+// after the job claimed the output (arrowflow.OwnedSink), so what it
+// deletes is never another job instance's. While no writer of job
 // runs, it deletes the job's staging folder (files of epochs never
 // pre-committed, or pre-committed and never committed), leftover
 // temporary commit log files, and every data file of the job whose epoch

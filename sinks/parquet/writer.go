@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/weirflow/weir/internal/fsx"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/internal/fsx"
 	"github.com/weirflow/weir/kernels"
 )
 
@@ -249,6 +250,9 @@ func (w *writer) openFile(p *partition) error {
 		w.stageID = fmt.Sprintf("%05d-%016x", w.subtask, rand.Uint64())
 		stage := filepath.Join(parent, inProgress+w.stageID)
 		if err := os.Mkdir(stage, 0o755); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return w.errorf("create staging folder: %w (the job's staging folder %s was deleted while it ran: by another job's recovery on this output?)", err, parent)
+			}
 			return w.errorf("create staging folder: %w", err)
 		}
 		w.stage = stage
