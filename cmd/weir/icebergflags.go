@@ -22,7 +22,7 @@ type icebergFlags struct {
 func (f *icebergFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.table, "table", "", "Iceberg table namespace.name to write (instead of the Parquet folder --out)")
 	fs.StringVar(&f.warehouse, "warehouse", "warehouse", "Iceberg warehouse: a local folder (file://) or an object store URL")
-	fs.StringVar(&f.catalogURI, "catalog-uri", "", "Iceberg catalog URI: a SQLite file (default WAREHOUSE/catalog.db), postgres://..., or the REST catalog's URL")
+	fs.StringVar(&f.catalogURI, "catalog-uri", "", "Iceberg catalog URI: a SQLite file (default WAREHOUSE/catalog.db; sqlite:PATH for any name), postgres://user:pw@host/db or a key=value PostgreSQL connection string, or the REST catalog's URL (docs/iceberg.md)")
 	fs.StringVar(&f.catalogType, "catalog-type", "sql", "Iceberg catalog type: sql or rest")
 	fs.StringVar(&f.catalogName, "catalog-name", "weir", "Iceberg catalog name")
 	fs.StringArrayVar(&f.props, "catalog-prop", nil, "Iceberg catalog or file IO property key=value (repeatable): credential, token, s3.region, ...")

@@ -8,8 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"maps"
-	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -29,6 +27,7 @@ import (
 	"github.com/apache/iceberg-go/table/compaction"
 	"github.com/spf13/cobra"
 
+	"github.com/weirflow/weir/internal/redact"
 	icebergsink "github.com/weirflow/weir/sinks/iceberg"
 	"github.com/weirflow/weir/sinks/parquet"
 )
@@ -88,20 +87,12 @@ func (t *tableTarget) catalogDescription() string {
 	typ := strings.ToLower(t.ice.catalogType)
 	switch {
 	case typ == "rest":
-		return fmt.Sprintf("rest catalog %q at %s", t.ice.catalogName, redactURL(t.ice.catalogURI))
+		return fmt.Sprintf("rest catalog %q at %s", t.ice.catalogName, redact.String(t.ice.catalogURI))
 	case t.ice.catalogURI != "":
-		return fmt.Sprintf("sql catalog %q at %s", t.ice.catalogName, redactURL(t.ice.catalogURI))
+		return fmt.Sprintf("sql catalog %q at %s", t.ice.catalogName, redact.String(t.ice.catalogURI))
 	default:
-		return fmt.Sprintf("sql catalog %q in warehouse %s", t.ice.catalogName, t.ice.warehouse)
+		return fmt.Sprintf("sql catalog %q in warehouse %s", t.ice.catalogName, redact.String(t.ice.warehouse))
 	}
-}
-
-// redactURL hides a password in a URL.
-func redactURL(s string) string {
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		return u.Redacted()
-	}
-	return s
 }
 
 // catalogTable is an open catalog and a table loaded from it.
@@ -113,24 +104,22 @@ type catalogTable struct {
 	where string
 }
 
-// openIceberg opens the catalog and loads the table. The embedded SQL
-// catalog must exist already: inspecting a table never creates one.
+// openIceberg opens the catalog and loads the table. The catalog must
+// exist already: no `weir table` subcommand creates a catalog file,
+// folder, warehouse or catalog table.
 func (t *tableTarget) openIceberg(ctx context.Context) (*catalogTable, error) {
 	opts, err := t.ice.catalog()
 	if err != nil {
 		return nil, err
 	}
+	opts.Existing = true
 	where := fmt.Sprintf("table %s in the %s", t.ice.table, t.catalogDescription())
-	local, _ := strings.CutPrefix(t.ice.warehouse, "file://")
-	if strings.ToLower(t.ice.catalogType) == "sql" && t.ice.catalogURI == "" && !strings.Contains(local, "://") {
-		db := filepath.Join(local, "catalog.db")
-		if _, err := os.Stat(db); err != nil {
-			return nil, fmt.Errorf("%s: no catalog at %s (wrong --warehouse or --catalog-uri?): %w", where, db, err)
-		}
+	cat, err := icebergsink.OpenCatalog(ctx, opts) // its errors name the catalog
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("table %s: %w (wrong --warehouse or --catalog-uri?)", t.ice.table, err)
 	}
-	cat, err := icebergsink.OpenCatalog(ctx, opts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("table %s: %w", t.ice.table, err)
 	}
 	it := &catalogTable{cat: cat, ident: catalog.ToIdentifier(t.ice.table), where: where}
 	if err := it.reload(ctx); err != nil {

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"maps"
+	"net"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -866,6 +868,119 @@ func TestTableRejectsBadFlags(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), c.want) {
 			t.Errorf("weir table %s: %v, want an error saying %q", strings.Join(c.args, " "), err, c.want)
+		}
+	}
+}
+
+// refusedPort returns a loopback port nothing listens on (a listener
+// opened and closed): a connection to it is refused at once.
+func refusedPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// listTree lists every file and folder under dir, relative to it.
+func listTree(t *testing.T, dir string) []string {
+	t.Helper()
+	var names []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if path != dir {
+			rel, _ := filepath.Rel(dir, path)
+			names = append(names, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// `weir table` with a PostgreSQL catalog it cannot reach, given as a
+// key=value DSN or as URLs with the password in the user-info and in the
+// query: it fails, creates no file or folder anywhere (the current
+// folder, where the default warehouse would be, stays empty), and
+// neither the error nor the output shows the password.
+func TestTableUnreachablePostgresCreatesNothingAndHidesPasswords(t *testing.T) {
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	port := refusedPort(t)
+	for _, c := range []struct{ uri, secret string }{
+		{fmt.Sprintf("host=127.0.0.1 port=%d user=weir password=s3cr3tDSN dbname=cat sslmode=disable", port), "s3cr3tDSN"},
+		{fmt.Sprintf("postgres://weir:s3cr3tUI@127.0.0.1:%d/cat?sslmode=disable", port), "s3cr3tUI"},
+		{fmt.Sprintf("postgres://weir@127.0.0.1:%d/cat?sslmode=disable&password=s3cr3tQ", port), "s3cr3tQ"},
+		{fmt.Sprintf("postgres://weir@127.0.0.1:%d/cat?sslpassword=s3cr3tSSL&sslmode=disable", port), "s3cr3tSSL"},
+	} {
+		for _, sub := range []string{"count", "snapshots", "schema", "head", "expire", "compact"} {
+			out, err := runCLI(t, "table", sub, "--table", tableTestName, "--catalog-uri", c.uri)
+			if err == nil {
+				t.Errorf("weir table %s with catalog %q succeeded:\n%s", sub, c.uri, out)
+			} else if strings.Contains(err.Error(), c.secret) {
+				t.Errorf("weir table %s: the error shows the password: %v", sub, err)
+			}
+			if strings.Contains(out, c.secret) {
+				t.Errorf("weir table %s: the output shows the password:\n%s", sub, out)
+			}
+			if made := listTree(t, cwd); len(made) != 0 {
+				t.Fatalf("weir table %s with catalog %q made %q in the current folder", sub, c.uri, made)
+			}
+		}
+	}
+}
+
+// `weir table` never creates a SQLite catalog or a warehouse that does
+// not exist: it fails saying there is no catalog there.
+func TestTableMissingSQLiteCatalogCreatesNothing(t *testing.T) {
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	dir := t.TempDir()
+	for _, flags := range [][]string{
+		{"--warehouse", filepath.Join(dir, "wh")},
+		{}, // ./warehouse
+		{"--warehouse", filepath.Join(dir, "wh"), "--catalog-uri", filepath.Join(dir, "cat", "catalog.db")},
+		{"--warehouse", filepath.Join(dir, "wh"), "--catalog-uri", "sqlite:" + filepath.Join(dir, "catalog.db")},
+		{"--warehouse", "file://" + filepath.Join(dir, "wh"), "--catalog-uri", "file://" + filepath.Join(dir, "catalog.db")},
+		{"--catalog-uri", "catalog.db"},
+	} {
+		for _, sub := range []string{"count", "snapshots", "expire"} {
+			args := append([]string{"table", sub, "--table", tableTestName}, flags...)
+			out, err := runCLI(t, args...)
+			if err == nil {
+				t.Errorf("weir %s succeeded:\n%s", strings.Join(args, " "), out)
+			} else if !strings.Contains(err.Error(), "no catalog at") {
+				t.Errorf("weir %s: %v, want an error saying there is no catalog", strings.Join(args, " "), err)
+			}
+			for _, d := range []string{cwd, dir} {
+				if made := listTree(t, d); len(made) != 0 {
+					t.Fatalf("weir %s made %q in %s", strings.Join(args, " "), made, d)
+				}
+			}
+		}
+	}
+}
+
+// The catalog's description in `weir table` messages and output hides
+// every password form of the catalog URI.
+func TestTableCatalogDescriptionHidesPasswords(t *testing.T) {
+	for _, c := range []struct{ typ, uri, secret string }{
+		{"sql", "postgres://weir:s3cr3t@db:5432/cat", "s3cr3t"},
+		{"sql", "postgres://weir@db/cat?password=s3cr3t&sslmode=disable", "s3cr3t"},
+		{"sql", "postgres://weir@db/cat?sslpassword=s3cr3t", "s3cr3t"},
+		{"sql", "host=db user=weir password=s3cr3t dbname=cat", "s3cr3t"},
+		{"sql", "host=db user=weir password='s3 cr3t' dbname=cat", "cr3t"},
+		{"rest", "https://weir:s3cr3t@catalog.example/api?token=s3cr3t", "s3cr3t"},
+	} {
+		tt := &tableTarget{ice: icebergFlags{table: tableTestName, catalogType: c.typ, catalogName: "weir", catalogURI: c.uri}}
+		if got := tt.catalogDescription(); strings.Contains(got, c.secret) {
+			t.Errorf("catalog %q is described as %q", c.uri, got)
 		}
 	}
 }
