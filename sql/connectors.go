@@ -339,6 +339,9 @@ func kafkaSource(ctx context.Context, s scanSpec) (scanSource, error) {
 		return scanSource{}, err
 	}
 	ko.Isolation = kafkasrc.Isolation(iso)
+	if ko.Security, err = o.kafkaSecurity(); err != nil {
+		return scanSource{}, err
+	}
 	if _, ok := o.m["key.format"]; ok {
 		return scanSource{}, hinted(o.errorf("key.format", "the Kafka source does not decode keys"),
 			"declare the raw key as a column: `k BYTES METADATA FROM 'key'`")
@@ -676,6 +679,9 @@ func kafkaSink(ctx context.Context, s sinkSpec) (arrowflow.Sink, error) {
 		return nil, err
 	}
 	ko.Pool = int(pool)
+	if ko.Security, err = o.kafkaSecurity(); err != nil {
+		return nil, err
+	}
 	sink, err := kafkasink.New(ko)
 	if err != nil {
 		return nil, semErrorf(o.pos, "table %s: %v", s.table, err)

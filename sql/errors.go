@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/weirflow/weir/internal/redact"
 )
 
 // Error is a syntax error in a SQL script, at a position of the source.
@@ -27,14 +29,18 @@ const maxShownLine = 120
 
 // Error returns "line L:C: msg", then (when Src is set) the source line
 // with a caret under the column, then "hint: ..." when there is a hint.
+// Secrets (passwords, JAAS configurations, private keys: see package
+// internal/redact) are masked in all three; the caret stays under the
+// error's column.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("line ")
 	b.WriteString(e.Pos.String())
 	b.WriteString(": ")
-	b.WriteString(e.Msg)
+	b.WriteString(redact.String(e.Msg))
 	if e.Src != "" {
-		line, col := clipLine(e.Src, e.Pos.Col)
+		src, col := redactLine(e.Src, e.Pos.Col)
+		line, col := clipLine(src, col)
 		b.WriteString("\n")
 		b.WriteString(line)
 		b.WriteString("\n")
@@ -59,9 +65,28 @@ func (e *Error) Error() string {
 	}
 	if e.Hint != "" {
 		b.WriteString("\nhint: ")
-		b.WriteString(e.Hint)
+		b.WriteString(redact.String(e.Hint))
 	}
 	return b.String()
+}
+
+// redactLine masks the secrets of a source line and returns it with the
+// column (1-based, in runes) that col of the original becomes: after the
+// masked prefix before col, or, when a secret spans col, after the
+// longest prefix whose masked form starts the masked line.
+func redactLine(line string, col int) (string, int) {
+	masked := redact.String(line)
+	if masked == line {
+		return line, col
+	}
+	runes := []rune(line)
+	k := min(max(col-1, 0), len(runes))
+	for tries := 0; k >= 0 && tries < 256; k, tries = k-1, tries+1 {
+		if p := redact.String(string(runes[:k])); strings.HasPrefix(masked, p) {
+			return masked, utf8.RuneCountInString(p) + 1
+		}
+	}
+	return masked, min(col, utf8.RuneCountInString(masked)+1)
 }
 
 // clipLine shortens a long line to a window around column col and returns

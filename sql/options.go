@@ -1,12 +1,15 @@
 package sql
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
+
+	kafkasrc "github.com/weirflow/weir/sources/kafka"
 )
 
 // tableOptions is a table's WITH clause. Reading an option marks it used;
@@ -151,6 +154,27 @@ func (o *tableOptions) withPrefix(prefix string, strip bool) map[string]string {
 		}
 	}
 	return out
+}
+
+// kafkaSecurity reads a Kafka table's security options, Kafka's client
+// properties under 'properties.' (security.protocol, sasl.mechanism,
+// sasl.jaas.config, ssl.*; see kafkasrc.SecurityProperties). Errors name
+// the option and never quote its value.
+func (o *tableOptions) kafkaSecurity() (kafkasrc.Security, error) {
+	props := map[string]string{}
+	for _, k := range kafkasrc.SecurityProperties {
+		if v, ok := o.get("properties." + k); ok {
+			props[k] = v
+		}
+	}
+	sec, err := kafkasrc.ParseSecurity(props)
+	if pe := (*kafkasrc.PropertyError)(nil); errors.As(err, &pe) {
+		return sec, o.errorf("properties."+pe.Property, "%s", pe.Reason)
+	}
+	if err != nil {
+		return sec, semErrorf(o.pos, "table %s: %v", o.table, err)
+	}
+	return sec, nil
 }
 
 // checkUnknown fails on the first option (in source order) no one read.

@@ -19,6 +19,7 @@ import (
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/format"
 	"github.com/weirflow/weir/internal/failpoint"
+	kafkasrc "github.com/weirflow/weir/sources/kafka"
 )
 
 // Guarantee is the sink's delivery guarantee (Flink's
@@ -98,8 +99,13 @@ type Options struct {
 	// so up to Pool-2 epochs may be pre-committed and not yet recorded
 	// before a writer waits.
 	Pool int
-	// ClientOpts are added to every client the sink creates: TLS, SASL,
-	// ... (see docs/kafka.md).
+	// Security is how every client of the sink reaches the brokers: TLS,
+	// mTLS, SASL PLAIN or SCRAM ('properties.security.protocol',
+	// 'properties.sasl.*', 'properties.ssl.*'; see kafkasrc.ParseSecurity
+	// of package sources/kafka).
+	Security kafkasrc.Security
+	// ClientOpts are added to every client the sink creates, after
+	// Security's (see docs/kafka.md).
 	ClientOpts []kgo.Opt
 	// Logger receives recovery messages; slog.Default() when nil.
 	Logger *slog.Logger
@@ -114,6 +120,8 @@ type Options struct {
 type Sink struct {
 	opts   Options
 	logger *slog.Logger
+	// secOpts are Options.Security's client options, built once.
+	secOpts []kgo.Opt
 
 	mu        sync.Mutex
 	slots     map[slotKey]*slot
@@ -188,7 +196,11 @@ func New(opts Options) (*Sink, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Sink{opts: opts, logger: logger, slots: map[slotKey]*slot{}, changed: make(chan struct{})}, nil
+	secOpts, err := opts.Security.Opts()
+	if err != nil {
+		return nil, fmt.Errorf("kafka sink: %w", err)
+	}
+	return &Sink{opts: opts, logger: logger, secOpts: secOpts, slots: map[slotKey]*slot{}, changed: make(chan struct{})}, nil
 }
 
 // PreCommitsExpire implements arrowflow.ExpiringSink: with ExactlyOnce,
@@ -202,9 +214,11 @@ func (s *Sink) prefix(job string) string {
 	return job
 }
 
-// baseOpts are the options of every client the sink creates.
+// baseOpts are the options of every client the sink creates: the
+// brokers, Options.Security's options, then Options.ClientOpts.
 func (s *Sink) baseOpts() []kgo.Opt {
 	opts := []kgo.Opt{kgo.SeedBrokers(s.opts.Brokers...), kgo.DefaultProduceTopic(s.opts.Topic)}
+	opts = append(opts, s.secOpts...)
 	return append(opts, s.opts.ClientOpts...)
 }
 

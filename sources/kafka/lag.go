@@ -99,7 +99,7 @@ func (s *Source) Lag(ctx context.Context) (int64, error) {
 		ends, err = list(cl)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("kafka source: list end offsets of %v: %w", s.opts.Topics, err)
+		return 0, fmt.Errorf("kafka source: list end offsets of %v: %w", s.opts.Topics, s.opts.Security.ExplainError(err, s.opts.Brokers))
 	}
 	var lag int64
 	for tp, p := range committed {

@@ -286,9 +286,13 @@ type Options struct {
 	// BatchSize is the largest number of rows per batch (default
 	// DefaultBatchSize).
 	BatchSize int
+	// Security is how every client of the source reaches the brokers:
+	// TLS, mTLS, SASL PLAIN or SCRAM ('properties.security.protocol',
+	// 'properties.sasl.*', 'properties.ssl.*'; see ParseSecurity).
+	Security Security
 	// ClientOpts are appended to the options of every franz-go client the
-	// source creates: TLS (kgo.DialTLSConfig), SASL (kgo.SASL), client id,
-	// fetch sizes ('properties.*').
+	// source creates, after Security's: client id, fetch sizes, or TLS
+	// and SASL set up by hand (kgo.DialTLSConfig, kgo.SASL).
 	ClientOpts []kgo.Opt
 }
 

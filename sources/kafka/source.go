@@ -36,6 +36,8 @@ type Source struct {
 	etUnit arrow.TimeUnit
 
 	stats stats
+	// secOpts are Options.Security's client options, built once.
+	secOpts []kgo.Opt
 
 	mu   sync.Mutex
 	plan *startPlan // from the last Splits call
@@ -118,6 +120,11 @@ func NewSource(opts Options) (*Source, error) {
 	}
 	md := vs.Metadata()
 	s := &Source{opts: o, nValue: vs.NumFields(), etCol: -1, schema: arrow.NewSchema(fields, &md)}
+	secOpts, err := o.Security.Opts()
+	if err != nil {
+		return nil, fmt.Errorf("kafka source: %w", err)
+	}
+	s.secOpts = secOpts
 	if o.EventTime != "" {
 		sch, err := arrowflow.WithEventTimeColumn(s.schema, o.EventTime)
 		if err != nil {
@@ -180,9 +187,11 @@ func (s *Source) discoveryInterval() time.Duration {
 }
 
 // newClient returns a franz-go client for the source's brokers with
-// extra options, then Options.ClientOpts.
+// Options.Security's options, extra options, then Options.ClientOpts.
+// Every client of the source is made here.
 func (s *Source) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
-	opts := append([]kgo.Opt{kgo.SeedBrokers(s.opts.Brokers...)}, extra...)
+	opts := append([]kgo.Opt{kgo.SeedBrokers(s.opts.Brokers...)}, s.secOpts...)
+	opts = append(opts, extra...)
 	opts = append(opts, s.opts.ClientOpts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -206,7 +215,7 @@ func (s *Source) Splits(ctx context.Context) ([]string, error) {
 	defer cl.Close()
 	plan, err := s.makePlan(ctx, kadm.NewClient(cl))
 	if err != nil {
-		return nil, err
+		return nil, s.opts.Security.ExplainError(err, s.opts.Brokers)
 	}
 	s.mu.Lock()
 	s.plan = plan
@@ -272,6 +281,14 @@ func (s *Source) makePlan(ctx context.Context, adm *kadm.Client) (*startPlan, er
 // or it is nil); without info, or with Parallelism 0, it acts as subtask 0
 // of 1, which matters only for the owner of discovered partitions.
 func (s *Source) Open(info *arrowflow.TaskInfo, splits []arrowflow.SplitState) (arrowflow.SourceReader, error) {
+	rd, err := s.open(info, splits)
+	if err != nil {
+		return nil, s.opts.Security.ExplainError(err, s.opts.Brokers)
+	}
+	return rd, nil
+}
+
+func (s *Source) open(info *arrowflow.TaskInfo, splits []arrowflow.SplitState) (*reader, error) {
 	ti := arrowflow.TaskInfo{Parallelism: 1}
 	if info != nil {
 		ti = *info
