@@ -30,7 +30,9 @@ type SavepointResponse struct {
 }
 
 // Handler returns the server's HTTP handler, for tests or to mount it in
-// another server.
+// another server. It checks Host and Origin as Start's server does; the
+// address it listens on is not known to it, so only loopback names and
+// Config.AllowedHosts pass.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", s.handleOverview)
@@ -38,7 +40,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/plan", s.handlePlan)
 	mux.HandleFunc("/metrics", s.handleMetrics)
 	mux.HandleFunc("/savepoint", s.handleSavepoint)
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.check(w, r) {
+			mux.ServeHTTP(w, r)
+		}
+	})
 }
 
 // allow answers 405 unless r's method is one of methods (GET allows
@@ -103,9 +109,10 @@ func (s *Server) handleOverview(w http.ResponseWriter, r *http.Request) {
 <li><a href="/plan">/plan</a>: the job's tasks and exchanges (text)</li>
 <li><a href="/metrics">/metrics</a>: Prometheus metrics</li>
 `)
-	fmt.Fprintf(&b, "<li>POST /savepoint (?stop=true): take a savepoint (and stop the job after it): <code>curl -X POST http://%s/savepoint</code></li>\n", html.EscapeString(r.Host))
+	fmt.Fprintf(&b, "<li>POST /savepoint (?stop=true): take a savepoint (and stop the job after it); it needs the server's token, %s: <code>curl -X POST -H 'Authorization: Bearer TOKEN' http://%s/savepoint</code></li>\n",
+		html.EscapeString(s.tokenWhere()), html.EscapeString(r.Host))
 	b.WriteString(`</ul>
-<p>This server has no authentication: keep it on a loopback address.</p>
+<p>Reading needs no token: keep this server on a loopback address.</p>
 </body></html>
 `)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -149,6 +156,18 @@ func (s *Server) handleSavepoint(w http.ResponseWriter, r *http.Request) {
 	if !s.allow(w, r, http.MethodPost) {
 		return
 	}
+	if s.cfg.Savepoint == nil {
+		// Nothing can change: say so, token or not.
+		reason := s.cfg.NoSavepointReason
+		if reason == "" {
+			reason = "this job cannot take savepoints"
+		}
+		s.writeError(w, http.StatusConflict, reason)
+		return
+	}
+	if !s.authorized(w, r) {
+		return
+	}
 	stop := false
 	if v := r.URL.Query().Get("stop"); v != "" {
 		var err error
@@ -157,14 +176,9 @@ func (s *Server) handleSavepoint(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if s.cfg.Savepoint == nil {
-		reason := s.cfg.NoSavepointReason
-		if reason == "" {
-			reason = "this job cannot take savepoints"
-		}
-		s.writeError(w, http.StatusConflict, reason)
-		return
-	}
+	// The answer waits for the savepoint, which may take longer than
+	// WriteTimeout allows other answers; the request is authorised.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	switch state := s.State(); {
 	case state == Starting:
 		w.Header().Set("Retry-After", "1")

@@ -134,6 +134,8 @@ func metrics(st Status, haveJob bool) []*family {
 		stBytes   = newFam("weir_state_bytes", "gauge", "Approximate memory a stateful operator subtask holds, in bytes.")
 		stKeys    = newFam("weir_state_keys", "gauge", "Keys (groups) a stateful operator subtask holds.")
 		lag       = newFam("weir_source_lag_records", "gauge", "Records available to a source that the job has not committed yet.")
+		skipped   = newFam("weir_source_records_skipped_total", "counter", "Records a source's format rejected and its error policy skip dropped.")
+		deadLet   = newFam("weir_source_records_dead_lettered_total", "counter", "Records a source's format rejected and its error policy dlq wrote to the dead-letter destination.")
 	)
 	info.addInt(1, "job_name", st.Job)
 	if st.State == Running {
@@ -184,6 +186,10 @@ func metrics(st Status, haveJob bool) []*family {
 			lag.addInt(*sl.Records, "source", sl.Source)
 		}
 	}
+	for _, r := range st.SourceRejected {
+		skipped.addInt(r.Skipped, "source", r.Source)
+		deadLet.addInt(r.DeadLettered, "source", r.Source)
+	}
 	return []*family{info, up, state, startT, uptime, epochs, cpEpoch, cpTime, wm, srcIn,
-		batchesIn, rowsIn, batchesOu, rowsOut, taskWM, queued, maxQueued, lastEpoch, stBytes, stKeys, lag}
+		batchesIn, rowsIn, batchesOu, rowsOut, taskWM, queued, maxQueued, lastEpoch, stBytes, stKeys, lag, skipped, deadLet}
 }

@@ -50,6 +50,22 @@ type Status struct {
 	StateUsage []StateUsage `json:"state_usage"`
 	// SourceLag is each source's lag, for the sources that report one.
 	SourceLag []SourceLag `json:"source_lag,omitempty"`
+	// SourceRejected counts the records each source rejected (its
+	// format could not decode them), for the sources that report it.
+	SourceRejected []SourceRejected `json:"source_rejected,omitempty"`
+}
+
+// SourceRejected is what one source did with the records its format
+// rejected, by its error policy.
+type SourceRejected struct {
+	// Source is the source's name.
+	Source string `json:"source"`
+	// Skipped is the number of records dropped and counted (policy
+	// skip).
+	Skipped int64 `json:"skipped"`
+	// DeadLettered is the number of records written to the dead-letter
+	// destination (policy dlq).
+	DeadLettered int64 `json:"dead_lettered"`
 }
 
 // CheckpointInfo describes a completed checkpoint.
@@ -167,6 +183,7 @@ func (s *Server) Snapshot(ctx context.Context) Status {
 	}
 	if job == nil {
 		st.SourceLag = s.lags(ctx)
+		st.SourceRejected = s.rejected()
 		return st
 	}
 	st.EpochsCompleted = job.EpochsCompleted()
@@ -243,7 +260,22 @@ func (s *Server) Snapshot(ctx context.Context) Status {
 		return a.Subtask < b.Subtask
 	})
 	st.SourceLag = s.lags(ctx)
+	st.SourceRejected = s.rejected()
 	return st
+}
+
+// rejected calls every rejected-records provider and returns the counts
+// sorted by source name.
+func (s *Server) rejected() []SourceRejected {
+	var out []SourceRejected
+	for name, f := range s.cfg.Rejected {
+		if f != nil {
+			c := f()
+			out = append(out, SourceRejected{Source: name, Skipped: c.Skipped, DeadLettered: c.DeadLettered})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Source < out[j].Source })
+	return out
 }
 
 // watermark formats a watermark for JSON: its text and, when finite, its

@@ -2,10 +2,16 @@
 // Flink's REST API does for its jobs: state, progress, per-task counters,
 // the plan, Prometheus metrics, and a savepoint trigger.
 //
-// The server has no authentication: anyone who can reach its address can
-// read the job's status and take savepoints (and stop the job with one).
-// Keep it on a loopback address (the default) or behind a proxy that
-// authenticates.
+// Security: the server answers only requests whose Host names it (a
+// loopback name or address, the address it listens on, or one of
+// Config.AllowedHosts), against DNS rebinding; it refuses requests whose
+// Origin is another site's, against web pages; and every mutation (POST
+// /savepoint) needs the server's token as "Authorization: Bearer TOKEN"
+// (Config.Token, Server.Token). Reads need no token. It bounds its
+// connections (Config.MaxConnections) and their time (the timeouts in
+// Config), so that clients cannot exhaust the process's file descriptors
+// or hold connections forever. Keep it on a loopback address (the
+// default) unless a proxy or a firewall guards it.
 //
 // Endpoints:
 //
@@ -14,18 +20,24 @@
 //	GET  /plan        the job's plan (arrowflow.Job.Explain), plain text
 //	GET  /metrics     Prometheus text exposition format 0.0.4
 //	POST /savepoint   take a savepoint (?stop=true: and stop the job);
-//	                  JSON: SavepointResponse, or ErrorResponse
+//	                  needs the token; JSON: SavepointResponse, or
+//	                  ErrorResponse
 //
-// Wrong methods get 405 with an Allow header, unknown paths 404.
+// Wrong methods get 405 with an Allow header, unknown paths 404, foreign
+// hosts and origins 403, mutations without the token 401.
 package status
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"maps"
 	"net"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -44,6 +56,26 @@ const closeTimeout = 5 * time.Second
 
 // lagTimeout bounds each lag provider's call during a request.
 const lagTimeout = 2 * time.Second
+
+// Defaults of the limits in Config.
+const (
+	// DefaultReadHeaderTimeout bounds reading a request's headers.
+	DefaultReadHeaderTimeout = 5 * time.Second
+	// DefaultReadTimeout bounds reading a whole request.
+	DefaultReadTimeout = 10 * time.Second
+	// DefaultWriteTimeout bounds writing an answer, from the end of the
+	// request's headers (POST /savepoint, which waits for the savepoint,
+	// is not bounded by it).
+	DefaultWriteTimeout = 30 * time.Second
+	// DefaultIdleTimeout is how long a kept-alive connection may wait for
+	// its next request.
+	DefaultIdleTimeout = 30 * time.Second
+	// DefaultMaxHeaderBytes bounds a request's headers.
+	DefaultMaxHeaderBytes = 64 << 10
+	// DefaultMaxConnections is how many connections the server holds at
+	// once; more wait in the listen backlog.
+	DefaultMaxConnections = 256
+)
 
 // State is the state of a job as the server reports it.
 type State string
@@ -94,6 +126,59 @@ type Config struct {
 	// NoSavepointReason says why the job cannot take savepoints when
 	// Savepoint is nil, e.g. "the job runs without --checkpoint-dir".
 	NoSavepointReason string
+	// Rejected holds, per source name, a function reporting the records
+	// that source rejected (optional); /status and /metrics show them.
+	Rejected map[string]RejectedFunc
+
+	// Token is the secret every mutation (POST /savepoint) needs, sent as
+	// "Authorization: Bearer TOKEN"; at least MinTokenLength bytes. Empty:
+	// New makes one with NewToken (see Server.Token).
+	Token string
+	// TokenFile, when set, is where the server writes Token (mode 0600)
+	// for the clients of the machine to find: when SetJob hands it the
+	// job (by then the caller holds the job's checkpoint folder, so that a
+	// second instance refused by the folder's lock never replaces the
+	// file of the one running), and removes it on Close.
+	TokenFile string
+	// TokenHelp says where a client finds the token, in the answers to
+	// requests without it (default: the TokenFile).
+	TokenHelp string
+	// AllowedHosts are more host names or addresses (a port is ignored)
+	// that requests may name in their Host and Origin headers, besides
+	// loopback names and addresses (localhost, 127.0.0.0/8, ::1) and the
+	// address the server listens on (with 0.0.0.0 or ::, those of the
+	// machine's interfaces). "*" allows any host: only behind a proxy that
+	// checks it.
+	AllowedHosts []string
+	// Warnf, when set, receives warnings (a token file that could not be
+	// written or removed).
+	Warnf func(format string, args ...any)
+
+	// ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout and
+	// MaxHeaderBytes configure the http.Server that Start runs, as their
+	// namesakes do (zero: the Default constants).
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	MaxHeaderBytes    int
+	// MaxConnections is how many connections Start's server holds at
+	// once (zero: DefaultMaxConnections); clients beyond wait in the
+	// listen backlog until a connection closes.
+	MaxConnections int
+}
+
+// RejectedFunc reports how many records a source rejected so far.
+type RejectedFunc func() RejectedCounts
+
+// RejectedCounts are the records a source's format rejected, by what
+// the source's error policy did with them.
+type RejectedCounts struct {
+	// Skipped were dropped and counted (policy skip).
+	Skipped int64
+	// DeadLettered were written to the dead-letter destination (policy
+	// dlq).
+	DeadLettered int64
 }
 
 // Server serves one job's status over HTTP. Create it with New before the
@@ -103,6 +188,7 @@ type Server struct {
 	cfg     Config
 	sources map[string]bool // names of source nodes
 	start   time.Time
+	guard   *guard
 
 	mu         sync.Mutex
 	state      State
@@ -116,6 +202,7 @@ type Server struct {
 	serveDone  chan struct{}
 	cancelBase context.CancelFunc
 	closed     bool
+	tokenFile  string // the token file written, to remove on Close
 }
 
 // checkpointMark is an epoch and when it was recorded.
@@ -125,13 +212,31 @@ type checkpointMark struct {
 }
 
 // New returns a server in state Starting. It does not listen yet: see
-// Start, or use Handler with a server of your own.
-func New(cfg Config) *Server {
+// Start, or use Handler with a server of your own. It fails when
+// Config.Token is set but shorter than MinTokenLength.
+func New(cfg Config) (*Server, error) {
 	if cfg.Name == "" && cfg.Graph != nil {
 		cfg.Name = cfg.Graph.Name()
 	}
 	cfg.Lag = maps.Clone(cfg.Lag)
-	s := &Server{cfg: cfg, start: time.Now(), state: Starting, sources: map[string]bool{}, stateful: map[string]bool{}}
+	cfg.Rejected = maps.Clone(cfg.Rejected)
+	switch {
+	case cfg.Token == "":
+		cfg.Token = NewToken()
+	case len(cfg.Token) < MinTokenLength:
+		return nil, fmt.Errorf("status server: the token is %d bytes long, at least %d are needed", len(cfg.Token), MinTokenLength)
+	case strings.TrimSpace(cfg.Token) != cfg.Token || strings.ContainsAny(cfg.Token, " \t\r\n"):
+		return nil, errors.New("status server: the token holds white space")
+	}
+	g := &guard{names: map[string]bool{}, token: sha256.Sum256([]byte(cfg.Token))}
+	for _, h := range cfg.AllowedHosts {
+		if strings.TrimSpace(h) == "*" {
+			g.anyHost = true
+		} else if n := normalHost(h); n != "" {
+			g.names[n] = true
+		}
+	}
+	s := &Server{cfg: cfg, start: time.Now(), state: Starting, sources: map[string]bool{}, stateful: map[string]bool{}, guard: g}
 	if cfg.Graph != nil {
 		for _, n := range cfg.Graph.Nodes() {
 			if n.Kind() == arrowflow.SourceNode {
@@ -139,18 +244,35 @@ func New(cfg Config) *Server {
 			}
 		}
 	}
-	return s
+	return s, nil
 }
 
+// Token returns the token mutations need (Config.Token, or the one New
+// made).
+func (s *Server) Token() string { return s.cfg.Token }
+
 // SetJob hands the server the planned job, whose counters it reports from
-// now on, and moves it to Running unless it already ended. Call it just
-// before job.Run.
+// now on, and moves it to Running unless it already ended; the first
+// call writes Config.TokenFile. Call it just before job.Run.
 func (s *Server) SetJob(j *arrowflow.Job) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.job = j
 	if !s.state.ended() {
 		s.state = Running
+	}
+	if s.cfg.TokenFile != "" && s.tokenFile == "" && !s.closed {
+		if err := s.writeTokenFile(); err != nil {
+			s.warnf("status server: writing the token file: %v", err)
+		} else {
+			s.tokenFile = s.cfg.TokenFile
+		}
+	}
+}
+
+func (s *Server) warnf(format string, args ...any) {
+	if s.cfg.Warnf != nil {
+		s.cfg.Warnf(format, args...)
 	}
 }
 
@@ -230,29 +352,58 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 	if err != nil {
 		return nil, fmt.Errorf("status server: %w", err)
 	}
+	s.guard.setBound(ln.Addr()) // before serving: the handlers read it
+	c := s.cfg
 	base, cancel := context.WithCancel(context.Background())
 	s.cancelBase = cancel
 	s.httpServer = &http.Server{
 		Handler:           s.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: orDefault(c.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+		ReadTimeout:       orDefault(c.ReadTimeout, DefaultReadTimeout),
+		WriteTimeout:      orDefault(c.WriteTimeout, DefaultWriteTimeout),
+		IdleTimeout:       orDefault(c.IdleTimeout, DefaultIdleTimeout),
+		MaxHeaderBytes:    orDefault(c.MaxHeaderBytes, DefaultMaxHeaderBytes),
 		BaseContext:       func(net.Listener) context.Context { return base },
+		// Errors of clients (bad requests, accept errors while the
+		// process is short of descriptors, retried) are theirs, not the
+		// job's: not printed amid the job's output.
+		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	s.serveDone = make(chan struct{})
+	limited := newLimitListener(ln, orDefault(c.MaxConnections, DefaultMaxConnections))
 	go func(srv *http.Server, done chan struct{}) {
 		defer close(done)
-		_ = srv.Serve(ln) // http.ErrServerClosed after Close
+		// Serve retries temporary accept errors (EMFILE) itself and
+		// returns http.ErrServerClosed after Close; whatever it returns,
+		// the job goes on: its status server is never a reason to stop.
+		_ = srv.Serve(limited)
 	}(s.httpServer, s.serveDone)
 	return ln.Addr(), nil
 }
 
+// orDefault is v, or def when v is zero.
+func orDefault[T time.Duration | int](v, def T) T {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
 // Close stops serving: it stops listening, waits up to 5 s for requests in
-// flight (a savepoint being taken) and then cancels them. It is safe to
-// call more than once, and without Start.
+// flight (a savepoint being taken) and then cancels them, and removes the
+// token file. It is safe to call more than once, and without Start.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	srv, done, cancel := s.httpServer, s.serveDone, s.cancelBase
 	s.httpServer, s.closed = nil, true
+	tokenFile := s.tokenFile
+	s.tokenFile = ""
 	s.mu.Unlock()
+	if tokenFile != "" {
+		if err := os.Remove(tokenFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.warnf("status server: removing the token file: %v", err)
+		}
+	}
 	if srv == nil {
 		return nil
 	}

@@ -91,7 +91,10 @@ func runJob(t *testing.T, g *arrowflow.Graph, cpDir string) *running {
 			return sp.Checkpoint.Epoch, sp.Location, nil
 		}
 	}
-	srv := status.New(cfg)
+	srv, err := status.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	addr, err := srv.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -159,6 +162,14 @@ func get(t *testing.T, method, url string) (int, string, string) {
 		t.Fatalf("HEAD %s returned a body", url)
 	}
 	return resp.StatusCode, resp.Header.Get("Content-Type"), string(body)
+}
+
+// post sends POST url with the server's token and returns the status
+// code, content type and body.
+func post(t *testing.T, r *running, url string) (int, string, string) {
+	t.Helper()
+	code, hdr, body := do(t, http.MethodPost, url, map[string]string{"Authorization": "Bearer " + r.srv.Token()})
+	return code, hdr.Get("Content-Type"), body
 }
 
 func getStatus(t *testing.T, r *running) status.Status {
@@ -314,7 +325,7 @@ func TestRunningJobStatusMetricsAndSavepoints(t *testing.T) {
 	if code, _, _ := get(t, http.MethodGet, r.url+"/nope"); code != http.StatusNotFound {
 		t.Fatalf("GET /nope: %d", code)
 	}
-	if code, _, body := get(t, http.MethodPost, r.url+"/savepoint?stop=maybe"); code != http.StatusBadRequest {
+	if code, _, body := post(t, r, r.url+"/savepoint?stop=maybe"); code != http.StatusBadRequest {
 		t.Fatalf("POST /savepoint?stop=maybe: %d %s", code, body)
 	}
 
@@ -348,7 +359,7 @@ func TestRunningJobStatusMetricsAndSavepoints(t *testing.T) {
 	if st.State != status.Finished || st.EndTime == nil || st.LatestCheckpoint.Epoch != stop.Epoch || !st.LatestCheckpoint.Savepoint {
 		t.Fatalf("after stop-with-savepoint: %+v", st)
 	}
-	code, _, body := get(t, http.MethodPost, r.url+"/savepoint")
+	code, _, body := post(t, r, r.url+"/savepoint")
 	if code != http.StatusConflict || !strings.Contains(body, "finished") {
 		t.Fatalf("POST /savepoint after the job finished: %d %s", code, body)
 	}
@@ -362,7 +373,7 @@ func TestRunningJobStatusMetricsAndSavepoints(t *testing.T) {
 
 func postSavepoint(t *testing.T, r *running, query string) status.SavepointResponse {
 	t.Helper()
-	code, ctype, body := get(t, http.MethodPost, r.url+"/savepoint"+query)
+	code, ctype, body := post(t, r, r.url+"/savepoint"+query)
 	if code != http.StatusOK || ctype != "application/json" {
 		t.Fatalf("POST /savepoint%s: %d %s\n%s", query, code, ctype, body)
 	}
@@ -436,7 +447,7 @@ func TestBoundedJobFinishes(t *testing.T) {
 		t.Fatalf(`weir_job_state{state="finished"} %v`, v)
 	}
 	// Without a checkpoint folder, no savepoints.
-	code, _, body := get(t, http.MethodPost, r.url+"/savepoint")
+	code, _, body := post(t, r, r.url+"/savepoint")
 	if code != http.StatusConflict || !strings.Contains(body, "no --checkpoint-dir") {
 		t.Fatalf("POST /savepoint without a folder: %d %s", code, body)
 	}
@@ -482,9 +493,12 @@ func TestFailedJobReportsItsError(t *testing.T) {
 // Before the job is planned (recovery) the server answers, and says so;
 // Done with a cancellation is Cancelled.
 func TestStartingAndCancelled(t *testing.T) {
-	srv := status.New(status.Config{Name: `odd "name"` + "\n", Savepoint: func(context.Context, bool) (uint64, string, error) {
+	srv, err := status.New(status.Config{Name: `odd "name"` + "\n", Savepoint: func(context.Context, bool) (uint64, string, error) {
 		return 0, "", errors.New("BUG: called while starting")
 	}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	addr, err := srv.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -498,7 +512,7 @@ func TestStartingAndCancelled(t *testing.T) {
 	if code, _, body := get(t, http.MethodGet, r.url+"/plan"); code != http.StatusServiceUnavailable || !strings.Contains(body, "not planned yet") {
 		t.Fatalf("GET /plan while starting: %d %s", code, body)
 	}
-	if code, _, body := get(t, http.MethodPost, r.url+"/savepoint"); code != http.StatusServiceUnavailable || !strings.Contains(body, "starting") {
+	if code, _, body := post(t, r, r.url+"/savepoint"); code != http.StatusServiceUnavailable || !strings.Contains(body, "starting") {
 		t.Fatalf("POST /savepoint while starting: %d %s", code, body)
 	}
 	m := scrape(t, r) // the odd job name is escaped
