@@ -184,3 +184,26 @@ func TestCheckpointSettingsAreChecked(t *testing.T) {
 		}
 	}
 }
+
+// The same for an Iceberg table: a second checkpoint folder's job is
+// refused before it deletes the first one's pre-committed files, and the
+// first one's restart ends with exactly the crash-free table.
+func TestIcebergSecondFolderOnOneTableIsRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child processes")
+	}
+	want := icebergReference(t)
+	dir := t.TempDir()
+	wh, cpA, cpB := filepath.Join(dir, "wh"), filepath.Join(dir, "cpA"), filepath.Join(dir, "cpB")
+	a := startWeir(t, []string{"WEIR_FAILPOINT=" + failpoint.AfterOutputManifest + "@3"}, icebergArgs(icebergJob, wh, cpA)...)
+	if err := a.wait(t); !errors.Is(err, errKilled) {
+		t.Fatalf("job A was not killed at the failpoint: %v\n%s", err, a.out.String())
+	}
+	b := startWeir(t, nil, icebergArgs(icebergJob, wh, cpB)...)
+	err := b.wait(t)
+	if msg := b.out.String(); err == nil || errors.Is(err, errKilled) || !strings.Contains(msg, "belong to another job instance") || !strings.Contains(msg, cpA) {
+		t.Fatalf("job B on A's table: want a refusal naming A's folder, got %v:\n%s", err, msg)
+	}
+	runIcebergToEnd(t, wh, cpA)
+	sameRows(t, "job A after job B was refused", icebergRows(t, wh, icebergJob.name), want)
+}
