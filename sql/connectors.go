@@ -567,7 +567,10 @@ func filesystemSink(s sinkSpec) (arrowflow.Sink, error) {
 // name), 'write.upsert.enabled' (upserts on the PRIMARY KEY),
 // 'write.target-file-size-bytes'; options with a catalog property prefix
 // (s3., gcs., adls., client., rest., credential, token) go to the
-// catalog.
+// catalog. A SQL catalog's 'uri' follows iceberg.CatalogOptions.URI's
+// rules (a SQLite path, sqlite:PATH, postgres://..., or a key=value
+// PostgreSQL connection string; anything else is refused, never taken
+// as a file name); errors show it with its passwords masked.
 func icebergSink(ctx context.Context, s sinkSpec) (arrowflow.Sink, error) {
 	o := s.opts
 	io := icebergsink.Options{}
