@@ -296,9 +296,8 @@ func compileAvroWriter(w avro.Schema, dt arrow.DataType, path string) (avroBinde
 		}
 		if wt == avro.String || wt == avro.Bytes {
 			check := wt == avro.String && !isString
-			repair := wt == avro.String && isString
 			return func(a arrow.Array) avroWriter {
-				return &avroBytesW{at: at(a), fixed: -1, utf8: check, repair: repair, path: path}
+				return &avroBytesW{at: at(a), fixed: -1, utf8: check, repair: isString, path: path}
 			}, nil
 		}
 	case arrow.FIXED_SIZE_BINARY:
@@ -482,16 +481,16 @@ func avroFloatW[T float32 | float64](wt avro.Type) (avroBinder, error) {
 	return nil, fmt.Errorf("a float cannot be written as Avro %s", wt)
 }
 
-// avroBytesW writes bytes, fixed or strings. A string column written as
-// an Avro string has its invalid UTF-8 written as U+FFFD (Avro strings are
-// UTF-8, and weir's decoders take nothing else); a binary column written
-// as an Avro string must be UTF-8: bytes that are not text have no faithful
-// repair, so they are an error.
+// avroBytesW writes bytes, fixed or strings. A string column has its
+// invalid UTF-8 written as U+FFFD, as an Avro string or bytes (Avro
+// strings are UTF-8, and weir's decoders take nothing else into a string
+// column); a binary column written as an Avro string must be UTF-8: bytes
+// that are not text have no faithful repair, so they are an error.
 type avroBytesW struct {
 	at      func(int) []byte
 	fixed   int  // the fixed size, or -1 for length-prefixed
 	utf8    bool // check (binary written as an Avro string)
-	repair  bool // replace invalid UTF-8 (a string column written as an Avro string)
+	repair  bool // replace invalid UTF-8 (a string column)
 	path    string
 	scratch []byte
 }

@@ -73,7 +73,15 @@ type confluentDecoder struct {
 	client *sr.Client
 
 	mu      sync.Mutex
-	writers map[uint32]avro.Schema
+	writers map[uint32]writerSchemaOf
+}
+
+// writerSchemaOf is what the registry said of a schema id: its schema, or
+// why it cannot be one (a schema that does not parse, is not Avro or has
+// references). Both are kept: registered schemas never change.
+type writerSchemaOf struct {
+	w   avro.Schema
+	err error // a *RecordError
 }
 
 // registryTimeout bounds a schema fetch made while appending a record.
@@ -147,14 +155,16 @@ func (c *confluentRow) program(id uint32) (*avroProgram, error) {
 
 // writer returns the writer schema of id. A schema the registry does not
 // have, or that is not Avro, is the record's fault (a *RecordError); a
-// registry that cannot be reached is not (a plain error), and is asked
-// again for the next record.
+// registry that cannot be reached, or replies what is not a schema, is not
+// (a plain error). The registry is asked again for the next record with
+// the id after a plain error or a 404 (a registry replica may not have
+// caught up yet), never after it gave a schema, valid or not.
 func (d *confluentDecoder) writer(id uint32) (avro.Schema, error) {
 	d.mu.Lock()
-	w, ok := d.writers[id]
+	c, ok := d.writers[id]
 	d.mu.Unlock()
 	if ok {
-		return w, nil
+		return c.w, c.err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
 	defer cancel()
@@ -167,16 +177,17 @@ func (d *confluentDecoder) writer(id uint32) (avro.Schema, error) {
 		}
 		return nil, fmt.Errorf("avro-confluent: fetching schema %d from the registry: %w", id, err)
 	}
-	if w, err = writerSchema(s); err != nil {
-		return nil, &RecordError{Format: "avro-confluent", Offset: 1, Err: fmt.Errorf("schema id %d: %w", id, err)}
+	c.w, err = writerSchema(s)
+	if err != nil {
+		c.w, c.err = nil, &RecordError{Format: "avro-confluent", Offset: 1, Err: fmt.Errorf("schema id %d: %w", id, err)}
 	}
 	d.mu.Lock()
 	if d.writers == nil {
-		d.writers = make(map[uint32]avro.Schema)
+		d.writers = make(map[uint32]writerSchemaOf)
 	}
-	d.writers[id] = w
+	d.writers[id] = c
 	d.mu.Unlock()
-	return w, nil
+	return c.w, c.err
 }
 
 // writerSchema parses a registry schema that must be a self-contained

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -323,6 +324,11 @@ func newConfluentEncoderConfig(ctx context.Context, cfg Config, o *options) (Enc
 	id, err := client.RegisterSchema(ctx, subject, sr.Schema{Schema: text, Type: sr.TypeAvro}, -1, -1)
 	if err != nil {
 		return nil, fmt.Errorf("avro-confluent: registering the schema under subject %q: %w", subject, err)
+	}
+	// A reply without an id reads as 0; ids are positive 32-bit integers
+	// (the header has 4 bytes, which Java reads as a signed int).
+	if id < 1 || id > math.MaxInt32 {
+		return nil, fmt.Errorf("avro-confluent: registering the schema under subject %q: the registry replied schema id %d, not a schema id (1 to 2^31-1)", subject, id)
 	}
 	return newAvroEncoder("avro-confluent", w, schema, confluentPrefix(id))
 }

@@ -3,6 +3,7 @@ package format
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -276,6 +277,8 @@ func TestEncodeInvalidUTF8(t *testing.T) {
 		{Config{Name: "raw", Schema: one}, []any{repaired}},
 		{Config{Name: "raw", Schema: oneLarge}, []any{repaired}},
 		{Config{Name: "avro", Schema: nested}, nestedWant},
+		{Config{Name: "avro", Schema: one, Options: map[string]string{ // a string column as Avro bytes
+			"avro.schema": `{"type":"record","name":"r","fields":[{"name":"s","type":"bytes"}]}`}}, []any{repaired}},
 		{Config{Name: "avro-confluent", Schema: nested, Registry: cl, Options: map[string]string{"avro-confluent.subject": "utf8-enc"}}, nestedWant},
 	} {
 		t.Run(c.cfg.Name, func(t *testing.T) {
@@ -295,3 +298,26 @@ func TestEncodeInvalidUTF8(t *testing.T) {
 }
 
 func utf8Valid(b []byte) bool { return invalidUTF8At(b) < 0 }
+
+// TestEncodeBinaryAsAvroStringInvalidUTF8 checks the one exception: bytes
+// of a binary column are not text, so writing ones that are not UTF-8 as
+// an Avro string is an error rather than a repair.
+func TestEncodeBinaryAsAvroStringInvalidUTF8(t *testing.T) {
+	mem := testutil.CheckedAllocator(t)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "b", Type: arrow.BinaryTypes.Binary}}, nil)
+	enc := mustEncoder(t, Config{Name: "avro", Schema: schema, Options: map[string]string{
+		"avro.schema": `{"type":"record","name":"r","fields":[{"name":"b","type":"string"}]}`}})
+	bb := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
+	bb.Append([]byte("ok"))
+	bb.Append([]byte("\xff"))
+	col := bb.NewArray()
+	bb.Release()
+	defer col.Release()
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, 2)
+	defer rec.Release()
+	rows := 0
+	err := enc.Encode(rec, func(int, []byte) error { rows++; return nil })
+	if err == nil || !strings.Contains(err.Error(), "invalid UTF-8") || rows != 1 {
+		t.Fatalf("Encode: %v after %d rows, want an invalid UTF-8 error at row 1", err, rows)
+	}
+}
