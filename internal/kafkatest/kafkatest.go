@@ -99,13 +99,14 @@ type Record struct {
 // ReadCommitted reads every committed record of topic with a plain
 // franz-go read_committed consumer, up to the last stable offsets seen
 // when it starts, and returns them ordered by partition and offset.
-func ReadCommitted(t testing.TB, brokers []string, topic string) []Record {
+// opts are added to the consumer's options (TLS, SASL).
+func ReadCommitted(t testing.TB, brokers []string, topic string, opts ...kgo.Opt) []Record {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic),
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.KeepControlRecords())
+		kgo.KeepControlRecords()}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

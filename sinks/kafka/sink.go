@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -130,6 +131,11 @@ type Sink struct {
 	writers   int           // open writers
 	closed    bool
 	produced  atomic.Int64
+	// claimJob, claimID and claimData are the job, owner ID and owner
+	// record of the last Claim (see owner.go): commits check the record
+	// still names claimID; claimRecorded is set once it was written.
+	claimJob, claimID, claimData string
+	claimRecorded                bool
 }
 
 // Produced is the number of records the brokers acknowledged, in
@@ -200,6 +206,7 @@ func New(opts Options) (*Sink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka sink: %w", err)
 	}
+	opts.Security = opts.Security.Redacted() // secOpts hold the secrets from here on
 	return &Sink{opts: opts, logger: logger, secOpts: secOpts, slots: map[slotKey]*slot{}, changed: make(chan struct{})}, nil
 }
 
@@ -314,6 +321,11 @@ func (s *Sink) acquire(ctx context.Context, w *writer) (*slot, error) {
 func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) error {
 	if s.opts.DeliveryGuarantee != ExactlyOnce {
 		return nil
+	}
+	if slices.ContainsFunc(payloads, func(p []byte) bool { return p != nil }) {
+		if err := s.checkOwner(ctx); err != nil {
+			return err
+		}
 	}
 	e := s.ender()
 	defer e.close()

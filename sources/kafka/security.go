@@ -157,7 +157,7 @@ func ParseSecurity(props map[string]string) (Security, error) {
 	}
 	for _, k := range []string{"ssl.truststore.type", "ssl.keystore.type"} {
 		if t := strings.ToUpper(get(k)); t != "" && t != "PEM" {
-			return Security{}, propErr(k, "%s stores are not supported: use PEM (Flink/Kafka accept %s=PEM; convert with keytool/openssl)", t, k)
+			return Security{}, propErr(k, "%s stores are not supported: use PEM (Flink/Kafka accept %s=PEM); convert with keytool and openssl", t, k)
 		}
 	}
 	if _, ok := props["ssl.truststore.password"]; ok {
@@ -338,6 +338,22 @@ func (s Security) String() string {
 	}
 	return b.String()
 }
+
+// Redacted returns s with its secrets (Password, KeyPEM, KeyPassword)
+// replaced by "xxxxx": what a source or sink keeps once it built its
+// client options, so that printing it (even with %v of a struct holding
+// it) shows no secret.
+func (s Security) Redacted() Security {
+	for _, f := range []*string{&s.Password, &s.KeyPEM, &s.KeyPassword} {
+		if *f != "" {
+			*f = redactedMask
+		}
+	}
+	return s
+}
+
+// redactedMask is internal/redact's Mask.
+const redactedMask = "xxxxx"
 
 // GoString is String, so that %#v shows no secret either.
 func (s Security) GoString() string { return "kafka.Security{" + s.String() + "}" }
@@ -521,7 +537,6 @@ func (s Security) ExplainError(err error, brokers []string) error {
 		unknownCA *x509.UnknownAuthorityError
 		hostErr   x509.HostnameError
 		invalid   x509.CertificateInvalidError
-		alert     tls.AlertError
 		header    tls.RecordHeaderError
 	)
 	switch {
@@ -536,8 +551,10 @@ func (s Security) ExplainError(err error, brokers []string) error {
 		return fmt.Errorf("TLS with broker %s: its certificate does not name the host (fix the certificate, or set 'ssl.endpoint.identification.algorithm' empty): %w", strings.Join(brokers, ","), err)
 	case s.tls() && errors.As(err, &invalid):
 		return fmt.Errorf("TLS with broker %s: its certificate is invalid: %w", strings.Join(brokers, ","), err)
-	case s.tls() && errors.As(err, &alert):
-		return fmt.Errorf("TLS with broker %s: the broker refused the handshake (does it require a client certificate, 'ssl.keystore.*'?): %w", strings.Join(brokers, ","), err)
+	case s.tls() && strings.Contains(err.Error(), "remote error: tls: certificate required"):
+		return fmt.Errorf("TLS with broker %s: the broker requires a client certificate (set 'ssl.keystore.location', or 'ssl.keystore.certificate.chain' and 'ssl.keystore.key'): %w", strings.Join(brokers, ","), err)
+	case s.tls() && strings.Contains(err.Error(), "remote error: tls: "):
+		return fmt.Errorf("TLS with broker %s: the broker refused the handshake (check the client certificate, 'ssl.keystore.*'): %w", strings.Join(brokers, ","), err)
 	case s.tls() && errors.As(err, &header):
 		return fmt.Errorf("TLS with broker %s: the broker does not speak TLS (check 'security.protocol' and the port): %w", strings.Join(brokers, ","), err)
 	case !s.tls() && closedEarly(err):

@@ -125,6 +125,7 @@ func NewSource(opts Options) (*Source, error) {
 		return nil, fmt.Errorf("kafka source: %w", err)
 	}
 	s.secOpts = secOpts
+	s.opts.Security = o.Security.Redacted() // the options hold the secrets from here on
 	if o.EventTime != "" {
 		sch, err := arrowflow.WithEventTimeColumn(s.schema, o.EventTime)
 		if err != nil {
@@ -137,7 +138,8 @@ func NewSource(opts Options) (*Source, error) {
 	return s, nil
 }
 
-// Options returns the source's options with defaults applied.
+// Options returns the source's options with defaults applied, and with
+// Security's secrets masked (see Security.Redacted).
 func (s *Source) Options() Options {
 	o := s.opts.withDefaults()
 	o.SpecificOffsets = cloneOffsets(o.SpecificOffsets)
