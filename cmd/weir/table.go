@@ -116,7 +116,7 @@ func (t *tableTarget) openIceberg(ctx context.Context) (*catalogTable, error) {
 	where := fmt.Sprintf("table %s in the %s", t.ice.table, t.catalogDescription())
 	cat, err := icebergsink.OpenCatalog(ctx, opts) // its errors name the catalog
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("table %s: %w (wrong --warehouse or --catalog-uri?)", t.ice.table, err)
+		return nil, fmt.Errorf("%s: %w (wrong --warehouse or --catalog-uri?)", where, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.ice.table, err)
