@@ -207,3 +207,27 @@ func TestIcebergSecondFolderOnOneTableIsRefused(t *testing.T) {
 	runIcebergToEnd(t, wh, cpA)
 	sameRows(t, "job A after job B was refused", icebergRows(t, wh, icebergJob.name), want)
 }
+
+// The same for a Kafka topic written with transactions: a second
+// checkpoint folder's job on the same transactional id prefix and topic is
+// refused before it aborts the first one's pre-committed transactions, and
+// the first one's restart ends with exactly the crash-free output.
+func TestKafkaSecondFolderOnOnePrefixIsRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child processes")
+	}
+	r := newKafkaRig(t, false)
+	topic, cpA := r.fresh(t)
+	cpB := filepath.Join(t.TempDir(), "cpB")
+	a := startWeir(t, []string{"WEIR_FAILPOINT=" + failpoint.AfterOutputManifest + "@2"}, r.args(topic, cpA)...)
+	if err := a.wait(t); !errors.Is(err, errKilled) {
+		t.Fatalf("job A was not killed at the failpoint: %v\n%s", err, a.out.String())
+	}
+	b := startWeir(t, nil, r.args(topic, cpB)...)
+	err := b.wait(t)
+	if msg := b.out.String(); err == nil || errors.Is(err, errKilled) || !strings.Contains(msg, "belong to another job instance") || !strings.Contains(msg, cpA) {
+		t.Fatalf("job B on A's topic: want a refusal naming A's folder, got %v:\n%s", err, msg)
+	}
+	r.runToEnd(t, topic, cpA)
+	sameRows(t, "job A after job B was refused", r.output(t, topic), r.want)
+}
