@@ -19,10 +19,10 @@ const (
 
 // expr parses an expression.
 func (p *parser) expr() (Expr, error) {
-	if err := p.enter(); err != nil {
+	if err := p.enterFrame(); err != nil {
 		return nil, err
 	}
-	defer p.leave()
+	defer p.leaveFrame()
 	return p.or()
 }
 
@@ -185,6 +185,10 @@ func (p *parser) isPredicate(left Expr) (Expr, error) {
 
 // inPredicate parses IN (list) or IN (query) after left [NOT].
 func (p *parser) inPredicate(left Expr, not bool) (Expr, error) {
+	if err := p.enter(); err != nil { // the list or query is a level
+		return nil, err
+	}
+	defer p.leave()
 	p.next() // IN
 	in := &In{Pos: left.Position(), Expr: left, Not: not}
 	if !p.is(tokLParen) {
@@ -363,12 +367,8 @@ func (p *parser) postfix() (Expr, error) {
 				e = &FieldAccess{Pos: e.Position(), Expr: e, Field: id}
 			}
 		case p.is(tokLBracket):
-			p.next()
-			idx, err := p.expr()
+			idx, err := p.index()
 			if err != nil {
-				return nil, err
-			}
-			if _, err := p.expect(tokRBracket, "\"]\""); err != nil {
 				return nil, err
 			}
 			e = &Index{Pos: e.Position(), Expr: e, Index: idx}
@@ -376,6 +376,23 @@ func (p *parser) postfix() (Expr, error) {
 			return e, nil
 		}
 	}
+}
+
+// index parses [i], a level of nesting.
+func (p *parser) index() (Expr, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	defer p.leave()
+	p.next() // [
+	idx, err := p.expr()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.expect(tokRBracket, "\"]\""); err != nil {
+		return nil, err
+	}
+	return idx, nil
 }
 
 // exprList parses expr, expr, ...

@@ -8,10 +8,10 @@ import (
 // ...]. A parenthesised query with nothing around it comes back as the
 // inner query itself.
 func (p *parser) query() (*Query, error) {
-	if err := p.enter(); err != nil {
+	if err := p.enterFrame(); err != nil {
 		return nil, err
 	}
-	defer p.leave()
+	defer p.leaveFrame()
 	start := p.tok()
 	q := &Query{Pos: start.pos}
 	var err error
@@ -107,6 +107,10 @@ func (p *parser) cte() (*CTE, error) {
 	if !p.is(tokLParen) {
 		return nil, p.errAt(p.tok().pos, "expected \"(\", found "+describe(p.tok()), "write WITH name AS (SELECT ...)")
 	}
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	defer p.leave()
 	p.next()
 	if c.Query, err = p.query(); err != nil {
 		return nil, err
@@ -161,6 +165,10 @@ func (p *parser) queryPrimary() (QueryExpr, error) {
 	case t.kind == tokIdent && t.upper == "VALUES":
 		return p.values()
 	case t.kind == tokLParen:
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
+		defer p.leave()
 		p.next()
 		q, err := p.query()
 		if err != nil {

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -35,20 +36,50 @@ func ParseExpr(src string) (Expr, error) {
 	if !p.is(tokEOF) {
 		return nil, p.errExpected("end of expression")
 	}
+	if err := p.checkDepth(e); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
-// maxDepth bounds the nesting of expressions, queries and types, so that
-// hostile input cannot exhaust the stack.
-const maxDepth = 500
+// The limits on the shape of a statement. Every pass over a statement
+// (the parser, the printer, the planner, the kernels that evaluate its
+// expressions) recurses along its syntax tree, so the tree's depth must
+// be bounded for hostile or generated SQL not to exhaust the stack (a
+// fatal error in Go, not a panic). The limits are checked while parsing,
+// before any other pass runs; docs/sql.md documents them.
+const (
+	// maxNesting bounds how deeply parentheses, calls, CASE, CAST,
+	// subqueries, derived tables, WITH queries, NOT, unary minus,
+	// [index] and types nest: each is a level, as the user writes it.
+	// The parser recurses once per level.
+	maxNesting = 1000
+	// maxExprDepth bounds the depth of a statement's syntax tree, which
+	// chains of operators grow without nesting: a + b + c parses
+	// iteratively, but into a left-deep tree with a level per operator
+	// that the passes after the parser recurse along. A long chain of OR
+	// or AND (a generated filter) stays well within it; planning is
+	// linear in its length.
+	maxExprDepth = 10_000
+	// maxParseFrames bounds the parser's recursion through expr and
+	// query, which a level of nesting enters at most twice (a subquery:
+	// the query, then the expression of its select list): a backstop
+	// under maxNesting, should some nesting escape the count.
+	maxParseFrames = 4 * maxNesting
+)
 
 // parser is a recursive-descent parser over the tokens of one script (or
 // of one hint comment).
 type parser struct {
-	src   string
-	toks  []token // ends with tokEOF
-	i     int     // the current token
-	depth int
+	src  string
+	toks []token // ends with tokEOF
+	i    int     // the current token
+	// depth counts the levels of nesting open (see enter); deepAt is
+	// where the level past maxNesting opened. frames counts the active
+	// calls of expr and query.
+	depth  int
+	deepAt Pos
+	frames int
 	// matches holds, for each "(" token, the index of its ")" (-1 when
 	// unbalanced); computed on first use.
 	matches []int
@@ -143,16 +174,73 @@ func (p *parser) expect(k tokenKind, what string) (*token, error) {
 	return p.next(), nil
 }
 
-// enter counts one level of nesting; callers defer p.leave().
+// enter counts one level of nesting, opened by the current token;
+// callers defer p.leave(). The innermost term of a nesting (a literal, a
+// name, a type name) counts as a level too, which is why the limit is
+// maxNesting+1: maxNesting levels around a term parse, one more does
+// not, and the error points at the level past the limit.
 func (p *parser) enter() error {
 	p.depth++
-	if p.depth > maxDepth {
-		return p.errAt(p.tok().pos, "the statement is nested too deeply", "")
+	if p.depth == maxNesting+1 {
+		p.deepAt = p.tok().pos
+	}
+	if p.depth > maxNesting+1 {
+		return p.errNesting(p.deepAt)
 	}
 	return nil
 }
 
 func (p *parser) leave() { p.depth-- }
+
+// enterFrame counts an active call of expr or query; callers defer
+// p.leaveFrame().
+func (p *parser) enterFrame() error {
+	p.frames++
+	if p.frames > maxParseFrames {
+		return p.errNesting(p.tok().pos)
+	}
+	return nil
+}
+
+func (p *parser) leaveFrame() { p.frames-- }
+
+// errNesting is the error of a statement nested deeper than maxNesting,
+// at pos.
+func (p *parser) errNesting(pos Pos) error {
+	return p.errAt(pos, fmt.Sprintf("the statement is nested too deeply: more than %d levels of parentheses, calls, CASE, subqueries or types", maxNesting),
+		"write the inner part as a view (CREATE VIEW) or a WITH query and use it by name")
+}
+
+// checkDepth returns an error when the tree of n (a statement or an
+// expression) is deeper than maxExprDepth. It walks without recursion:
+// the tree may be far deeper than the stack allows to recurse. The
+// error is at the outermost expression holding the deepest path, or at
+// n when no expression does (a long chain of UNION or JOIN).
+func (p *parser) checkDepth(n Node) error {
+	var err error
+	var path []Node // the current node's ancestors and itself
+	walkDepth(n, func(x Node, depth int) bool {
+		if err != nil {
+			return false
+		}
+		path = append(path[:depth-1], x)
+		if depth <= maxExprDepth {
+			return true
+		}
+		for _, a := range path {
+			if e, ok := a.(Expr); ok {
+				err = p.errAt(e.Position(), fmt.Sprintf("this expression is too deep: its syntax tree is more than %d levels deep", maxExprDepth),
+					"each operator in a chain such as a + b + c is a level, and so is each nested call, CASE or subquery; "+
+						"split the expression: compute parts of it in a view or a WITH query, or write a chain of x = v1 OR x = v2 ... as x IN (v1, v2, ...)")
+				return false
+			}
+		}
+		err = p.errAt(n.Position(), fmt.Sprintf("this statement is too deep: its syntax tree is more than %d levels deep", maxExprDepth),
+			"each UNION, JOIN or nested query in a chain of them is a level; split the statement into views and combine those")
+		return false
+	})
+	return err
+}
 
 // errAt returns an *Error at pos.
 func (p *parser) errAt(pos Pos, msg, hint string) error {
@@ -370,6 +458,9 @@ func (p *parser) script() (*Script, error) {
 		}
 		stmt, err := p.statement()
 		if err != nil {
+			return nil, err
+		}
+		if err := p.checkDepth(stmt); err != nil {
 			return nil, err
 		}
 		if len(s.Statements) == 0 {

@@ -1,5 +1,7 @@
 package sql
 
+import "slices"
+
 // Inspect walks the tree rooted at n depth-first, in source order, calling
 // f for each node; when f returns false, Inspect skips that node's
 // children. Every node reachable from n is visited, identifiers and types
@@ -15,11 +17,34 @@ func Children(n Node) []Node {
 	return out
 }
 
+// walk is Inspect. It keeps the nodes still to visit on a stack of its
+// own instead of recursing, so that no tree is too deep for it (trees
+// built by hand have no depth limit; see maxExprDepth for the parser's).
 func walk(n Node, f func(Node) bool) {
-	if isNilNode(n) || !f(n) {
-		return
+	walkDepth(n, func(n Node, _ int) bool { return f(n) })
+}
+
+// walkItem is a node walkDepth has still to visit, with its depth.
+type walkItem struct {
+	n     Node
+	depth int
+}
+
+// walkDepth is walk with each node's depth: root is at depth 1, its
+// children at 2, and so on.
+func walkDepth(root Node, f func(n Node, depth int) bool) {
+	stack := []walkItem{{root, 1}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if isNilNode(it.n) || !f(it.n, it.depth) {
+			continue
+		}
+		// Push the children in reverse so that they pop in source order.
+		first := len(stack)
+		eachChild(it.n, func(c Node) { stack = append(stack, walkItem{c, it.depth + 1}) })
+		slices.Reverse(stack[first:])
 	}
-	eachChild(n, func(c Node) { walk(c, f) })
 }
 
 // isNilNode reports whether n is nil or a typed nil pointer.
