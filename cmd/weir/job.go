@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime"
 	"syscall"
 	"time"
@@ -48,6 +49,15 @@ type checkpointFlags struct {
 	// name. Not a flag: whoever builds the graph's sources adds them
 	// (the map is shared by copies of the flags).
 	lags map[string]status.LagFunc
+	// httpToken is --http-token: the status server's token for POST
+	// /savepoint ("": WEIR_HTTP_TOKEN, else a random one).
+	httpToken string
+	// httpAllowedHosts is --http-allowed-hosts: more host names the status
+	// server answers to.
+	httpAllowedHosts []string
+	// rejected are the per-source counts of rejected records the status
+	// server shows, as lags (not a flag; shared by copies of the flags).
+	rejected map[string]status.RejectedFunc
 }
 
 func (c *checkpointFlags) register(cmd *cobra.Command) {
@@ -58,8 +68,10 @@ func (c *checkpointFlags) register(cmd *cobra.Command) {
 	f.StringVar(&c.fromSavepoint, "from-savepoint", "", "start from this savepoint folder (made by `weir savepoint`), also with another parallelism")
 	f.BoolVar(&c.allowChanged, "allow-changed-job", false, "resume from the checkpoint folder even though its latest checkpoint was written by a job graph of another shape (an edited job): state is matched by node name, new nodes start empty, state of removed nodes and positions of splits the sources no longer list are dropped")
 	f.BoolVar(&c.allowRewind, "allow-output-rewind", false, "resume although the newest intact checkpoint is older than an epoch the outputs have committed (newer manifests corrupt or deleted), or start fresh over output the job has committed: the epochs in between are written again (duplicates); without it the job refuses to start")
-	f.BoolVar(&c.takeOver, "take-over-output", false, "claim outputs (Parquet folder, Iceberg table) owned by another checkpoint folder, a job this one replaces: that job is fenced (its later commits fail); without it the job refuses to start on another job's output")
-	f.StringVar(&c.http, "http", "", "serve the job's status, plan, Prometheus metrics and a savepoint trigger over HTTP on this address, e.g. 127.0.0.1:8081 (no authentication: keep it on loopback; a port alone means 127.0.0.1; empty: off)")
+	f.BoolVar(&c.takeOver, "take-over-output", false, "claim outputs (Parquet folder, Iceberg table, Kafka transactional id prefix) owned by another checkpoint folder, a job this one replaces: that job is fenced (its later commits fail); without it the job refuses to start on another job's output")
+	f.StringVar(&c.http, "http", "", "serve the job's status, plan, Prometheus metrics and a savepoint trigger over HTTP on this address, e.g. 127.0.0.1:8081 (a port alone means 127.0.0.1; POST /savepoint needs the token, see --http-token; empty: off)")
+	f.StringVar(&c.httpToken, "http-token", "", "the status server's token, which POST /savepoint needs as 'Authorization: Bearer TOKEN', at least 16 characters (default: $WEIR_HTTP_TOKEN, else a random one); written to CHECKPOINT-DIR/http-token (mode 0600) while the job runs")
+	f.StringSliceVar(&c.httpAllowedHosts, "http-allowed-hosts", nil, "more host names the status server answers to in Host and Origin headers, comma-separated, besides localhost, 127.0.0.0/8, [::1] and its own address (a reverse proxy's name; '*': any)")
 }
 
 // minCheckpointInterval is the shortest checkpoint interval accepted: each
@@ -119,8 +131,19 @@ func runWithCheckpointsHook(ctx context.Context, out io.Writer, g *arrowflow.Gra
 // startStatusServer starts the status server of --http and prints its
 // address. Its savepoints are those of `weir savepoint`: the job's next
 // epoch closes as a savepoint, stored under the checkpoint folder.
+//
+// The server's token (for POST /savepoint) is --http-token, else
+// $WEIR_HTTP_TOKEN, else a random one; with a checkpoint folder it is
+// written to DIR/http-token (mode 0600) once the job holds the folder,
+// and removed when the job ends. The start line says where, never what.
 func startStatusServer(out io.Writer, g *arrowflow.Graph, c checkpointFlags) (*status.Server, error) {
-	cfg := status.Config{Graph: g, Lag: c.lags}
+	cfg := status.Config{Graph: g, Lag: c.lags, Rejected: c.rejected, AllowedHosts: c.httpAllowedHosts,
+		Warnf: func(format string, args ...any) { fmt.Fprintf(out, "warning: "+format+"\n", args...) }}
+	tokenFrom := "--http-token"
+	cfg.Token = c.httpToken
+	if cfg.Token == "" {
+		cfg.Token, tokenFrom = os.Getenv("WEIR_HTTP_TOKEN"), "WEIR_HTTP_TOKEN"
+	}
 	var srv *status.Server
 	if c.dir == "" {
 		cfg.NoSavepointReason = "the job runs without --checkpoint-dir: savepoints need a checkpoint folder; start it with --checkpoint-dir DIR"
@@ -137,7 +160,13 @@ func startStatusServer(out io.Writer, g *arrowflow.Graph, c checkpointFlags) (*s
 			return sp.Checkpoint.Epoch, sp.Location, nil
 		}
 	}
-	srv = status.New(cfg)
+	if c.dir != "" {
+		cfg.TokenFile = filepath.Join(c.dir, "http-token")
+	}
+	var err error
+	if srv, err = status.New(cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", tokenFrom, err)
+	}
 	addr, err := srv.Start(c.http)
 	if err != nil && c.httpAnyPort && errors.Is(err, syscall.EADDRINUSE) {
 		addr, err = srv.Start("127.0.0.1:0")
@@ -145,7 +174,11 @@ func startStatusServer(out io.Writer, g *arrowflow.Graph, c checkpointFlags) (*s
 	if err != nil {
 		return nil, fmt.Errorf("--http %s: %w", c.http, err)
 	}
-	fmt.Fprintf(out, "status: http://%s/\n", addr)
+	if cfg.TokenFile != "" {
+		fmt.Fprintf(out, "status: http://%s/ (POST /savepoint needs the token in %s)\n", addr, cfg.TokenFile)
+	} else {
+		fmt.Fprintf(out, "status: http://%s/\n", addr)
+	}
 	return srv, nil
 }
 

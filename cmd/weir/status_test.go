@@ -58,7 +58,7 @@ func (p *inProcess) wait(t *testing.T) error {
 	}
 }
 
-var statusLine = regexp.MustCompile(`status: (http://127\.0\.0\.1:\d+)/\n`)
+var statusLine = regexp.MustCompile(`status: (http://127\.0\.0\.1:\d+)/(?: \(POST /savepoint needs the token in [^)]+\))?\n`)
 
 // statusURL waits for the "status: http://ADDR/" line and returns
 // http://ADDR.
@@ -77,9 +77,19 @@ func (p *inProcess) statusURL(t *testing.T) string {
 
 func httpDo(t *testing.T, method, url string) (int, string) {
 	t.Helper()
+	return httpDoToken(t, method, url, "")
+}
+
+// httpDoToken is httpDo with the token as Authorization: Bearer, when
+// not "".
+func httpDoToken(t *testing.T, method, url, token string) (int, string) {
+	t.Helper()
 	req, err := http.NewRequest(method, url, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -136,7 +146,12 @@ func TestJobServesStatusAndSavepointsOverHTTP(t *testing.T) {
 		t.Fatalf("GET /savepoint: %d %s", code, body)
 	}
 
-	code, body := httpDo(t, http.MethodPost, url+"/savepoint")
+	tok, err := os.ReadFile(filepath.Join(cp, "http-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := strings.TrimSpace(string(tok))
+	code, body := httpDoToken(t, http.MethodPost, url+"/savepoint", token)
 	var sp status.SavepointResponse
 	if code != http.StatusOK || json.Unmarshal([]byte(body), &sp) != nil || sp.Epoch == 0 || sp.Stopped {
 		t.Fatalf("POST /savepoint: %d %s", code, body)
@@ -144,7 +159,7 @@ func TestJobServesStatusAndSavepointsOverHTTP(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(sp.Location, "manifest.json")); err != nil || !strings.HasPrefix(sp.Location, filepath.Join(cp, "savepoints")) {
 		t.Fatalf("savepoint at %s, want a folder under %s/savepoints: %v", sp.Location, cp, err)
 	}
-	code, body = httpDo(t, http.MethodPost, url+"/savepoint?stop=true")
+	code, body = httpDoToken(t, http.MethodPost, url+"/savepoint?stop=true", token)
 	var stop status.SavepointResponse
 	if code != http.StatusOK || json.Unmarshal([]byte(body), &stop) != nil || stop.Epoch <= sp.Epoch || !stop.Stopped {
 		t.Fatalf("POST /savepoint?stop=true: %d %s", code, body)
