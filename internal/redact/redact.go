@@ -100,6 +100,11 @@ func redactInner(s string) string {
 			return m
 		}
 		v := p[3]
+		// Masked already, followed by punctuation of the text around it
+		// ("password=xxxxx: refused"): masking again must not eat it.
+		if rest, ok := strings.CutPrefix(v, Mask); ok && strings.Trim(rest, ".:!?") == "" {
+			return m
+		}
 		switch {
 		case strings.HasPrefix(v, "'"):
 			v = "'" + Mask + "'"

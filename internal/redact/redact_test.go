@@ -92,3 +92,19 @@ func TestStringURLPasswordWithAt(t *testing.T) {
 		}
 	}
 }
+
+// Masking masked text changes nothing: errors are often wrapped and
+// masked again by each layer.
+func TestStringIsIdempotent(t *testing.T) {
+	for _, s := range []string{
+		"open postgres: host=h password=s3cr3t: connection refused",
+		"postgres://u:s3cr3t@h/db?password=x&sslmode=off: refused",
+		`'properties.sasl.jaas.config' = 'x required password="p";'`,
+		`token "username=\"a\" password=\"p\";"`,
+	} {
+		once := String(s)
+		if twice := String(once); twice != once {
+			t.Errorf("String(String(%q)) = %q, String once = %q", s, twice, once)
+		}
+	}
+}
