@@ -100,10 +100,16 @@ func redactInner(s string) string {
 			return m
 		}
 		v := p[3]
-		// Masked already, followed by punctuation of the text around it
-		// ("password=xxxxx: refused"): masking again must not eat it.
-		if rest, ok := strings.CutPrefix(v, Mask); ok && strings.Trim(rest, ".:!?") == "" {
-			return m
+		// Punctuation ending a bare value belongs to the text around it
+		// ("password=s3cr3t: refused"): keep it, so that the message reads
+		// the same and masking it again changes nothing.
+		tail := ""
+		if !strings.HasPrefix(v, "'") && !strings.HasPrefix(v, `"`) {
+			trimmed := strings.TrimRight(v, ".:!?")
+			tail, v = v[len(trimmed):], trimmed
+			if v == Mask || v == "" {
+				return m
+			}
 		}
 		switch {
 		case strings.HasPrefix(v, "'"):
@@ -113,7 +119,7 @@ func redactInner(s string) string {
 		default:
 			v = Mask
 		}
-		return p[1] + p[2] + v
+		return p[1] + p[2] + v + tail
 	})
 }
 
