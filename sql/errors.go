@@ -20,7 +20,10 @@ type Error struct {
 	Pos  Pos    // where the error is
 	Msg  string // what is wrong
 	Hint string // what to do about it; may be empty
-	Src  string // the source line holding Pos, without its line break
+	// Src is the source line holding Pos, without its line break, as
+	// the script has it: secrets included. Error masks them
+	// (internal/redact); print Error, not Src.
+	Src string
 }
 
 // maxShownLine is how many runes of a long source line an error shows
