@@ -54,6 +54,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hamba/avro/v2"
 )
@@ -267,7 +268,7 @@ func (s *Server) routes() {
 	s.handle("GET /subjects/{subject}/versions/{version}/schema", func(r *http.Request) (any, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		v, err := s.findVersion(r.PathValue("subject"), r.PathValue("version"), flag(r, "deleted"))
+		v, err := s.findVersion(subjectOf(r), r.PathValue("version"), flag(r, "deleted"))
 		if err != nil {
 			return nil, err
 		}
@@ -276,7 +277,7 @@ func (s *Server) routes() {
 	s.handle("GET /subjects/{subject}/versions/{version}/referencedby", func(r *http.Request) (any, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if _, err := s.findVersion(r.PathValue("subject"), r.PathValue("version"), flag(r, "deleted")); err != nil {
+		if _, err := s.findVersion(subjectOf(r), r.PathValue("version"), flag(r, "deleted")); err != nil {
 			return nil, err
 		}
 		return []int{}, nil
@@ -294,6 +295,18 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{http.StatusNotFound, 404, "HTTP 404 Not Found"})
 	})
+}
+
+// subjectOf returns the request's subject name. A name that is not UTF-8
+// has each bad byte replaced by U+FFFD, as Confluent's registry (Java)
+// decodes it and as the JSON replies write it, so that a subject is
+// listed and served under the one name it is stored as.
+func subjectOf(r *http.Request) string {
+	name := r.PathValue("subject")
+	if utf8.ValidString(name) {
+		return name
+	}
+	return string([]rune(name)) // one U+FFFD per invalid byte
 }
 
 func flag(r *http.Request, name string) bool {
@@ -469,7 +482,7 @@ func (s *Server) liveSubject(name string, deleted bool) (*subject, error) {
 }
 
 func (s *Server) listVersions(r *http.Request) (any, error) {
-	name := r.PathValue("subject")
+	name := subjectOf(r)
 	deleted := flag(r, "deleted")
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -518,11 +531,11 @@ func (s *Server) findVersion(name, vs string, deleted bool) (*version, error) {
 func (s *Server) getVersion(r *http.Request) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v, err := s.findVersion(r.PathValue("subject"), r.PathValue("version"), flag(r, "deleted"))
+	v, err := s.findVersion(subjectOf(r), r.PathValue("version"), flag(r, "deleted"))
 	if err != nil {
 		return nil, err
 	}
-	return v.json(r.PathValue("subject")), nil
+	return v.json(subjectOf(r)), nil
 }
 
 // registration is the body of a register or lookup request.
@@ -581,7 +594,7 @@ func compact(text string) string {
 }
 
 func (s *Server) register(r *http.Request) (any, error) {
-	name := r.PathValue("subject")
+	name := subjectOf(r)
 	reg, typ, text, err := parseRegistration(r)
 	if err != nil {
 		return nil, err
@@ -638,7 +651,7 @@ func errNotPermitted() *apiError {
 }
 
 func (s *Server) lookup(r *http.Request) (any, error) {
-	name := r.PathValue("subject")
+	name := subjectOf(r)
 	_, typ, text, err := parseRegistration(r)
 	if err != nil {
 		return nil, err
@@ -659,7 +672,7 @@ func (s *Server) lookup(r *http.Request) (any, error) {
 }
 
 func (s *Server) deleteSubject(r *http.Request) (any, error) {
-	name := r.PathValue("subject")
+	name := subjectOf(r)
 	permanent := flag(r, "permanent")
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -696,15 +709,15 @@ func (s *Server) deleteVersion(r *http.Request) (any, error) {
 	permanent := flag(r, "permanent")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v, err := s.findVersion(r.PathValue("subject"), r.PathValue("version"), permanent)
+	v, err := s.findVersion(subjectOf(r), r.PathValue("version"), permanent)
 	if err != nil {
 		return nil, err
 	}
-	subj := s.subjects[r.PathValue("subject")]
+	subj := s.subjects[subjectOf(r)]
 	if permanent {
 		if !v.deleted && !subj.deleted {
 			return nil, &apiError{http.StatusNotFound, 40407,
-				fmt.Sprintf("Subject '%s' Version %d was not deleted first before being permanently deleted", r.PathValue("subject"), v.version)}
+				fmt.Sprintf("Subject '%s' Version %d was not deleted first before being permanently deleted", subjectOf(r), v.version)}
 		}
 		for i, w := range subj.versions {
 			if w == v {
@@ -713,7 +726,7 @@ func (s *Server) deleteVersion(r *http.Request) (any, error) {
 			}
 		}
 		if len(subj.versions) == 0 {
-			delete(s.subjects, r.PathValue("subject"))
+			delete(s.subjects, subjectOf(r))
 		}
 		return v.version, nil
 	}
@@ -727,7 +740,7 @@ func (s *Server) compatibility(r *http.Request) (any, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := s.findVersion(r.PathValue("subject"), r.PathValue("version"), flag(r, "deleted")); err != nil {
+	if _, err := s.findVersion(subjectOf(r), r.PathValue("version"), flag(r, "deleted")); err != nil {
 		return nil, err
 	}
 	return map[string]bool{"is_compatible": true}, nil
