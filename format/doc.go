@@ -18,17 +18,17 @@
 // depth: a struct field, a list element, a map key or value) holds only
 // valid UTF-8. Flink's json format rejects malformed UTF-8 (Jackson does);
 // weir does so in every format, so that a string is always text. A value
-// that would put anything else in a string column is a malformed record: Append rejects it with a *RecordError naming
-// the field and the offset of the first byte that does not begin a valid
-// UTF-8 sequence, wrapping ErrInvalidUTF8, and the connector applies its
-// bad-record policy to it like to any other malformed record. For json
-// this covers the whole text (RFC 8259 JSON is UTF-8): keys, skipped
-// fields, and the strings inside an object or array taken as a string
-// column's text. csv checks the fields of string columns as written, raw
-// a string column's whole value, avro every Avro string or bytes value
-// read into a string column (Avro bytes read into a binary column, and
-// writer fields no column takes, are not text and not checked). Binary
-// columns take any bytes.
+// that would put anything else in a string column is a malformed record:
+// Append rejects it with a *RecordError naming the field and the offset of
+// the first byte that does not begin a valid UTF-8 sequence, wrapping
+// ErrInvalidUTF8, and the connector applies its bad-record policy to it
+// like to any other malformed record. For json this covers the whole text
+// (RFC 8259 JSON is UTF-8): keys, skipped fields, and the strings inside
+// an object or array taken as a string column's text. csv checks the
+// fields of string columns as written, raw a string column's whole value,
+// avro every Avro string or bytes value read into a string column (Avro
+// bytes read into a binary column, and writer fields no column takes, are
+// not text and not checked). Binary columns take any bytes.
 //
 // Encoders never fail on text: a string column built elsewhere may hold
 // invalid UTF-8 (Arrow does not check), and every encoder writes each byte
@@ -52,16 +52,16 @@
 // One object per value, fields matched by name (case-sensitive): unknown
 // fields are skipped (but must be valid JSON), a missing nullable field is
 // null, a missing or null non-nullable field rejects the record, and so do
-// a duplicate field, trailing data, invalid UTF-8 anywhere in the text
-// and lone surrogates in \u escapes. Integers must be integer literals in range;
-// like Flink, numbers and booleans are also read from strings ("42"), and
-// a string column takes any other value as its JSON text. Floats read NaN
-// and ±Infinity from strings. Decimals are read exactly from numbers or
-// strings, rounding half away from zero past the scale. Timestamps read
-// RFC 3339, ISO-8601 and SQL ("2006-01-02 15:04:05.999") text, with an
-// optional zone (none means UTC), or an integer count of the column's
-// unit; dates read yyyy-MM-dd or days, times HH:mm[:ss[.f]] or the unit.
-// Binary is base64. The encoder writes what the decoder reads back:
+// a duplicate field, trailing data, invalid UTF-8 anywhere in the text and
+// lone surrogates in \u escapes. Integers must be integer literals in
+// range; like Flink, numbers and booleans are also read from strings
+// ("42"), and a string column takes any other value as its JSON text.
+// Floats read NaN and ±Infinity from strings. Decimals are read exactly
+// from numbers or strings, rounding half away from zero past the scale.
+// Timestamps read RFC 3339, ISO-8601 and SQL ("2006-01-02 15:04:05.999")
+// text, with an optional zone (none means UTC), or an integer count of the
+// column's unit; dates read yyyy-MM-dd or days, times HH:mm[:ss[.f]] or
+// the unit. Binary is base64. The encoder writes what the decoder reads back:
 // timestamps in RFC 3339 (or json.timestamp-format.standard), decimals as
 // plain numbers, NaN and infinities as strings, dates and timestamps
 // outside years 0000-9999 as integers.
