@@ -185,6 +185,9 @@ func startStatusServer(out io.Writer, g *arrowflow.Graph, c checkpointFlags) (*s
 // runCheckpointed is runWithCheckpointsHook's job, reporting checkpoint
 // times to srv when not nil.
 func runCheckpointed(ctx context.Context, out io.Writer, g *arrowflow.Graph, c checkpointFlags, base arrowflow.Options, planned func(*arrowflow.Job), srv *status.Server) (*arrowflow.Job, error) {
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
 	base.CheckpointInterval = c.interval
 	if c.dir == "" {
 		if c.fromSavepoint != "" {
