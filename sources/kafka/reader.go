@@ -292,6 +292,16 @@ func (rd *reader) fetchErr(ctx context.Context, topic string, partition int32, e
 
 // reject applies the error policy to a record the decoder rejected.
 func (rd *reader) reject(rec *kgo.Record, reason error) error {
+	var re *format.RecordError
+	if !errors.As(reason, &re) {
+		// Not the record's fault (a schema registry that cannot be
+		// reached): skipping or dead-lettering would drop good records
+		// for as long as it lasts. Fail whatever the policy; the job
+		// resumes from its checkpoint when restarted.
+		return fmt.Errorf("kafka source: record of topic %q partition %d at offset %d: %w "+
+			"(not a malformed record: the job stops whatever the error policy, and resumes at this record when started again)",
+			rec.Topic, rec.Partition, rec.Offset, reason)
+	}
 	switch rd.src.opts.OnError {
 	case SkipOnError:
 		rd.src.stats.skipped.Add(1)
