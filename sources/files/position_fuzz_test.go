@@ -3,9 +3,10 @@ package files
 import "testing"
 
 // FuzzDecodePosition feeds arbitrary bytes to the decoder of checkpointed
-// file positions: it must never panic, and whatever it accepts must encode
-// to the same bytes (the encoding is canonical) and satisfy the decoder's
-// invariants.
+// file positions: it must never panic, and whatever it accepts must
+// satisfy the decoder's invariants and encode to a position that decodes
+// to the same one. (The decoder accepts varints with redundant bytes,
+// which weir never writes: they decode to the position they spell.)
 func FuzzDecodePosition(f *testing.F) {
 	for _, p := range []position{
 		{},
@@ -25,8 +26,10 @@ func FuzzDecodePosition(f *testing.F) {
 		if p.rows < 0 || p.line < 0 || p.offset < 0 || p.offset > p.size {
 			t.Fatalf("decoded %x to an inconsistent position %+v", b, p)
 		}
-		if got := p.encode(kind); string(got) != string(b) {
-			t.Fatalf("position %x -> %+v -> %x", b, p, got)
+		again := p.encode(kind)
+		q, err := decodePosition("fuzz", kind, again)
+		if err != nil || q != p {
+			t.Fatalf("position %x -> %+v -> %x -> %+v, %v", b, p, again, q, err)
 		}
 	})
 }
