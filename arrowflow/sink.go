@@ -189,3 +189,18 @@ type OwnedSink interface {
 // ErrFenced is wrapped by the error a sink's Commit returns when another
 // job instance has claimed the output since this one did.
 var ErrFenced = errors.New("the output belongs to another job instance")
+
+// CheckOwner is the fence of OwnedSink commits: nil when the output's
+// recorded owner is mine (the ID the sink claimed it as; both empty when
+// nobody claimed it), else an error wrapping ErrFenced that says who owns
+// the output (what names it for the message).
+func CheckOwner(what string, recorded Owner, mine string) error {
+	switch {
+	case recorded.ID == mine:
+		return nil
+	case mine == "":
+		return fmt.Errorf("%w: %s is owned by %s, and this job has not claimed it (it runs without that checkpoint folder)", ErrFenced, what, recorded)
+	default:
+		return fmt.Errorf("%w: %s was taken over by %s; this job (checkpoint folder %s) stops and must not commit again", ErrFenced, what, recorded, mine)
+	}
+}

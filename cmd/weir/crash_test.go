@@ -221,6 +221,20 @@ func sameRows(t *testing.T, what string, got, want []string) {
 		what, len(got), len(want), len(missing), first(missing), len(extra), first(extra))
 }
 
+// sameRowsRewound fails unless got holds every row of want and, besides,
+// some of want's rows a second time (a rewound span written again), and
+// nothing else.
+func sameRowsRewound(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	missing, extra := diffRows(got, want)
+	if len(missing) != 0 || len(extra) == 0 {
+		t.Fatalf("%s: %d rows missing, %d extra; want none missing and the rewound span again", what, len(missing), len(extra))
+	}
+	if m, x := diffRows(extra, want); len(x) != 0 {
+		t.Fatalf("%s: %d rows the crash-free run does not have (%d of its rows not re-emitted)", what, len(x), len(m))
+	}
+}
+
 func first(s []string) string {
 	if len(s) == 0 {
 		return ""
@@ -437,13 +451,7 @@ func TestSavepointRescaleAndRewind(t *testing.T) {
 	if err := rewind.wait(t); err != nil {
 		t.Fatalf("rewound run: %v\n%s", err, rewind.out.String())
 	}
-	missing, extra := diffRows(committedRows(t, out), want)
-	if len(missing) != 0 || len(extra) == 0 {
-		t.Fatalf("after rewinding to the first savepoint: %d rows missing, %d extra; want none missing and the rewound span again", len(missing), len(extra))
-	}
-	if m, x := diffRows(extra, want); len(x) != 0 {
-		t.Fatalf("the rewound run committed %d rows the crash-free run does not have (%d of its rows not re-emitted)", len(x), len(m))
-	}
+	sameRowsRewound(t, "after rewinding to the first savepoint", committedRows(t, out), want)
 	after, _ := parquet.CommittedFiles(out)
 	for _, f := range after[len(before):] {
 		if f.Epoch <= highest {

@@ -102,12 +102,8 @@ func (s *Sink) checkOwner(tbl *table.Table, job string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	switch {
-	case o.ID == mine:
-		return mine, nil
-	case mine == "":
-		return "", fmt.Errorf("%w: job %q's output in the table is owned by %s, and this job has not claimed it (it runs without that checkpoint folder)", arrowflow.ErrFenced, job, o)
-	default:
-		return "", fmt.Errorf("%w: job %q's output was taken over by %s; this job (checkpoint folder %s) stops and must not commit again", arrowflow.ErrFenced, job, o, mine)
+	if err := arrowflow.CheckOwner(fmt.Sprintf("job %q's output in the table", job), o, mine); err != nil {
+		return "", err
 	}
+	return mine, nil
 }

@@ -156,8 +156,8 @@ func (s *Sink) checkOwner(ctx context.Context) error {
 	switch {
 	case o.ID == "" && !recorded:
 		return s.recordOwner(ctx, adm)
-	case o.ID != mine:
-		return fmt.Errorf("%w: transactional id prefix %q was taken over by %s; this job (checkpoint folder %s) stops and must not commit again", arrowflow.ErrFenced, s.prefix(job), o, mine)
+	case o.ID == "":
+		return nil
 	}
-	return nil
+	return arrowflow.CheckOwner(fmt.Sprintf("transactional id prefix %q", s.prefix(job)), o, mine)
 }

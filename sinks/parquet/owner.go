@@ -103,11 +103,8 @@ func (s *Sink) checkOwner(job string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if o.ID == mine {
-		return mine, nil
+	if err := arrowflow.CheckOwner(fmt.Sprintf("job %q's output", job), o, mine); err != nil {
+		return "", err
 	}
-	if mine == "" {
-		return "", fmt.Errorf("%w: job %q's output is owned by %s, and this job has not claimed it (it runs without that checkpoint folder)", arrowflow.ErrFenced, job, o)
-	}
-	return "", fmt.Errorf("%w: job %q's output was taken over by %s; this job (checkpoint folder %s) stops and must not commit again", arrowflow.ErrFenced, job, o, mine)
+	return mine, nil
 }
