@@ -15,7 +15,7 @@ func sampleCheckpoint() *arrowflow.Checkpoint {
 		Job: "windowed", Epoch: 42, Owner: "0123456789abcdef0123456789abcdef", Lineage: "0123456789abcdef0123456789abcdef",
 		Shape: []string{"source generate", "operator per-key-windows <- generate keyed by [key]"}, Fingerprint: "abc123",
 		MaxParallelism: 128,
-		Sources: map[string][]arrowflow.SplitState{"generate": {{Split: "0", Position: []byte{0, 0, 0, 0, 0, 0, 1, 0}}, {Split: "1", Position: []byte("17:20")}}},
+		Sources:        map[string][]arrowflow.SplitState{"generate": {{Split: "0", Position: []byte{0, 0, 0, 0, 0, 0, 1, 0}}, {Split: "1", Position: []byte("17:20")}}},
 		Operators: map[string]*arrowflow.OperatorCheckpoint{"per-key-windows": {Subtasks: []arrowflow.SubtaskCheckpoint{
 			{State: state.Handle{ID: "windowed/00000000000000000042/per-key-windows-0", Bytes: 1234}}, {Finished: true},
 		}}},
