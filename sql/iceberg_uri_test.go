@@ -3,13 +3,14 @@ package sql
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/weirflow/weir/sinks/collect"
+
+	"github.com/weirflow/weir/internal/testutil"
 )
 
 // icebergURIScript is a bounded job writing a few generated rows into an
@@ -21,17 +22,6 @@ CREATE TABLE t (id BIGINT) WITH ('connector' = 'iceberg', 'uri' = '%s', 'warehou
 INSERT INTO t SELECT id FROM gen;`, strings.ReplaceAll(uri, "'", "''"), warehouse)
 }
 
-// refusedLoopbackPort returns a loopback port nothing listens on.
-func refusedLoopbackPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // A key=value DSN as an iceberg sink's 'uri' is a PostgreSQL catalog:
 // with the server unreachable the job fails to start, without making a
 // SQLite file named after the DSN (password included) and without
@@ -41,7 +31,7 @@ func TestIcebergSinkDSNIsNeverASQLiteFile(t *testing.T) {
 	cwd := t.TempDir()
 	t.Chdir(cwd)
 	wh := filepath.Join(t.TempDir(), "wh")
-	port := refusedLoopbackPort(t)
+	port := testutil.FreeLoopbackPort(t)
 	for _, c := range []struct{ uri, secret string }{
 		{fmt.Sprintf("host=127.0.0.1 port=%d user=weir password=s3cr3tDSN dbname=cat sslmode=disable", port), "s3cr3tDSN"},
 		{fmt.Sprintf("host=127.0.0.1 port=%d user=weir password='s3cr3t q' dbname=cat sslmode=disable", port), "s3cr3t"},

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -84,23 +83,11 @@ func httpDo(t *testing.T, method, url string) (int, string) {
 // not "".
 func httpDoToken(t *testing.T, method, url, token string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var header map[string]string
 	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+		header = map[string]string{"Authorization": "Bearer " + token}
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(body)
+	return request(t, method, url, header)
 }
 
 func jobStatus(t *testing.T, url string) status.Status {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"net"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -26,6 +25,8 @@ import (
 	"github.com/weirflow/weir/arrowflow"
 	icebergsink "github.com/weirflow/weir/sinks/iceberg"
 	"github.com/weirflow/weir/sinks/parquet"
+
+	"github.com/weirflow/weir/internal/testutil"
 )
 
 // The `weir table` tests build real tables: an Iceberg table in the
@@ -872,18 +873,6 @@ func TestTableRejectsBadFlags(t *testing.T) {
 	}
 }
 
-// refusedPort returns a loopback port nothing listens on (a listener
-// opened and closed): a connection to it is refused at once.
-func refusedPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // listTree lists every file and folder under dir, relative to it.
 func listTree(t *testing.T, dir string) []string {
 	t.Helper()
@@ -912,7 +901,7 @@ func listTree(t *testing.T, dir string) []string {
 func TestTableUnreachablePostgresCreatesNothingAndHidesPasswords(t *testing.T) {
 	cwd := t.TempDir()
 	t.Chdir(cwd)
-	port := refusedPort(t)
+	port := testutil.FreeLoopbackPort(t)
 	for _, c := range []struct{ uri, secret string }{
 		{fmt.Sprintf("host=127.0.0.1 port=%d user=weir password=s3cr3tDSN dbname=cat sslmode=disable", port), "s3cr3tDSN"},
 		{fmt.Sprintf("postgres://weir:s3cr3tUI@127.0.0.1:%d/cat?sslmode=disable", port), "s3cr3tUI"},

@@ -9,14 +9,9 @@ import (
 	"testing"
 
 	"github.com/weirflow/weir/sinks/iceberg"
-)
 
-// closedPort returns a loopback port nothing listens on (a listener
-// opened and closed), so that a connection is refused at once.
-func closedPort(t *testing.T) int {
-	t.Helper()
-	return freePort(t)
-}
+	"github.com/weirflow/weir/internal/testutil"
+)
 
 // cwdEntries lists the current folder.
 func cwdEntries(t *testing.T) []string {
@@ -38,7 +33,7 @@ func cwdEntries(t *testing.T) []string {
 // of any of them, in the current folder or elsewhere.
 func TestCatalogURIErrorsHidePasswords(t *testing.T) {
 	t.Chdir(t.TempDir())
-	port := closedPort(t)
+	port := testutil.FreeLoopbackPort(t)
 	wh := filepath.Join(t.TempDir(), "wh")
 	for _, c := range []struct{ uri, secret string }{
 		{fmt.Sprintf("postgres://weir:s3cr3tUI@127.0.0.1:%d/cat?sslmode=disable", port), "s3cr3tUI"},

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -26,6 +25,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/weirflow/weir/sinks/iceberg"
+
+	"github.com/weirflow/weir/internal/testutil"
 )
 
 // pgBin holds PostgreSQL's server programs (Debian's postgresql-15).
@@ -101,7 +102,7 @@ func startPostgres(t *testing.T) string {
 	if out, err := run(60*time.Second, "initdb", "-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync"); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
-	port := freePort(t)
+	port := testutil.FreeLoopbackPort(t)
 	opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -k %s -c fsync=off -c synchronous_commit=off -c full_page_writes=off", port, sock)
 	// Stop the server whatever happens from here on.
 	t.Cleanup(func() {
@@ -136,16 +137,6 @@ func startPostgres(t *testing.T) string {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return uri
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // killPostmaster kills the server this test started, by the pid in its
