@@ -37,6 +37,30 @@ func flipByte(t *testing.T, path string) {
 	}
 }
 
+// killAt runs `weir args...` until the failpoint point kills it, and
+// fails the test if it ends otherwise.
+func killAt(t *testing.T, point string, args ...string) {
+	t.Helper()
+	c := startWeir(t, []string{"WEIR_FAILPOINT=" + point}, args...)
+	if err := c.wait(t); !errors.Is(err, errKilled) {
+		t.Fatalf("the job was not killed at the failpoint %s: %v\n%s", point, err, c.out.String())
+	}
+}
+
+// refusedAsOthers runs `weir args...` and fails the test unless it is
+// refused because its output belongs to the checkpoint folder owner; it
+// returns what the job printed.
+func refusedAsOthers(t *testing.T, owner string, args ...string) string {
+	t.Helper()
+	c := startWeir(t, nil, args...)
+	err := c.wait(t)
+	msg := c.out.String()
+	if err == nil || errors.Is(err, errKilled) || !strings.Contains(msg, "belong to another job instance") || !strings.Contains(msg, owner) {
+		t.Fatalf("a job on the output of %s: want a refusal naming that folder, got %v:\n%s", owner, err, msg)
+	}
+	return msg
+}
+
 // stopAfterCommits runs the job until its output holds a few committed
 // epochs, then stops it with SIGINT (a clean stop: the last recorded
 // epoch is committed).
@@ -108,12 +132,9 @@ func TestCorruptUncommittedManifestIsPassedOver(t *testing.T) {
 	want := j.reference(t)
 	dir := t.TempDir()
 	out, cp := filepath.Join(dir, "out"), filepath.Join(dir, "cp")
-	c := startWeir(t, []string{"WEIR_FAILPOINT=" + failpoint.AfterOutputManifest + "@3"}, j.args(out, cp, j.par)...)
-	if err := c.wait(t); !errors.Is(err, errKilled) {
-		t.Fatalf("the job was not killed at the failpoint: %v\n%s", err, c.out.String())
-	}
+	killAt(t, failpoint.AfterOutputManifest+"@3", j.args(out, cp, j.par)...)
 	flipByte(t, newestManifest(t, cp))
-	c = startWeir(t, nil, j.args(out, cp, j.par)...)
+	c := startWeir(t, nil, j.args(out, cp, j.par)...)
 	if err := c.wait(t); err != nil {
 		t.Fatalf("restart: %v\n%s", err, c.out.String())
 	}
@@ -135,25 +156,19 @@ func TestSecondFolderOnOneOutputIsRefused(t *testing.T) {
 	want := j.reference(t)
 	dir := t.TempDir()
 	out, cpA, cpB := filepath.Join(dir, "out"), filepath.Join(dir, "cpA"), filepath.Join(dir, "cpB")
-	a := startWeir(t, []string{"WEIR_FAILPOINT=" + failpoint.AfterOutputManifest + "@3"}, j.args(out, cpA, j.par)...)
-	if err := a.wait(t); !errors.Is(err, errKilled) {
-		t.Fatalf("job A was not killed at the failpoint: %v\n%s", err, a.out.String())
-	}
-	b := startWeir(t, nil, j.args(out, cpB, j.par)...)
-	err := b.wait(t)
-	msg := b.out.String()
-	if err == nil || errors.Is(err, errKilled) || !strings.Contains(msg, "belong to another job instance") || !strings.Contains(msg, cpA) || !strings.Contains(msg, "--take-over-output") {
-		t.Fatalf("job B on A's output: want a refusal naming A's folder, got %v:\n%s", err, msg)
+	killAt(t, failpoint.AfterOutputManifest+"@3", j.args(out, cpA, j.par)...)
+	if msg := refusedAsOthers(t, cpA, j.args(out, cpB, j.par)...); !strings.Contains(msg, "--take-over-output") {
+		t.Fatalf("job B on A's output: the refusal does not name --take-over-output:\n%s", msg)
 	}
 	j.runToCompletion(t, out, cpA)
 	sameRows(t, "job A after job B was refused", committedRows(t, out), want)
 
 	// B takes the output over; A is fenced from then on.
-	b = startWeir(t, nil, append(j.args(out, cpB, j.par), "--take-over-output")...)
+	b := startWeir(t, nil, append(j.args(out, cpB, j.par), "--take-over-output")...)
 	if err := b.wait(t); err != nil {
 		t.Fatalf("job B with --take-over-output: %v\n%s", err, b.out.String())
 	}
-	a = startWeir(t, nil, j.args(out, cpA, j.par)...)
+	a := startWeir(t, nil, j.args(out, cpA, j.par)...)
 	if err := a.wait(t); err == nil || !strings.Contains(a.out.String(), cpB) {
 		t.Fatalf("job A after B took its output over: want a refusal naming B's folder, got %v:\n%s", err, a.out.String())
 	}
@@ -189,15 +204,8 @@ func TestIcebergSecondFolderOnOneTableIsRefused(t *testing.T) {
 	want := icebergReference(t)
 	dir := t.TempDir()
 	wh, cpA, cpB := filepath.Join(dir, "wh"), filepath.Join(dir, "cpA"), filepath.Join(dir, "cpB")
-	a := startWeir(t, []string{"WEIR_FAILPOINT=" + failpoint.AfterOutputManifest + "@3"}, icebergArgs(icebergJob, wh, cpA)...)
-	if err := a.wait(t); !errors.Is(err, errKilled) {
-		t.Fatalf("job A was not killed at the failpoint: %v\n%s", err, a.out.String())
-	}
-	b := startWeir(t, nil, icebergArgs(icebergJob, wh, cpB)...)
-	err := b.wait(t)
-	if msg := b.out.String(); err == nil || errors.Is(err, errKilled) || !strings.Contains(msg, "belong to another job instance") || !strings.Contains(msg, cpA) {
-		t.Fatalf("job B on A's table: want a refusal naming A's folder, got %v:\n%s", err, msg)
-	}
+	killAt(t, failpoint.AfterOutputManifest+"@3", icebergArgs(icebergJob, wh, cpA)...)
+	refusedAsOthers(t, cpA, icebergArgs(icebergJob, wh, cpB)...)
 	runIcebergToEnd(t, wh, cpA)
 	sameRows(t, "job A after job B was refused", icebergRows(t, wh, icebergJob.name), want)
 }
@@ -213,15 +221,8 @@ func TestKafkaSecondFolderOnOnePrefixIsRefused(t *testing.T) {
 	r := newKafkaRig(t, false)
 	topic, cpA := r.fresh(t)
 	cpB := filepath.Join(t.TempDir(), "cpB")
-	a := startWeir(t, []string{"WEIR_FAILPOINT=" + failpoint.AfterOutputManifest + "@2"}, r.args(topic, cpA)...)
-	if err := a.wait(t); !errors.Is(err, errKilled) {
-		t.Fatalf("job A was not killed at the failpoint: %v\n%s", err, a.out.String())
-	}
-	b := startWeir(t, nil, r.args(topic, cpB)...)
-	err := b.wait(t)
-	if msg := b.out.String(); err == nil || errors.Is(err, errKilled) || !strings.Contains(msg, "belong to another job instance") || !strings.Contains(msg, cpA) {
-		t.Fatalf("job B on A's topic: want a refusal naming A's folder, got %v:\n%s", err, msg)
-	}
+	killAt(t, failpoint.AfterOutputManifest+"@2", r.args(topic, cpA)...)
+	refusedAsOthers(t, cpA, r.args(topic, cpB)...)
 	r.runToEnd(t, topic, cpA)
 	sameRows(t, "job A after job B was refused", r.output(t, topic), r.want)
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,16 +19,9 @@ import (
 // request is answered, and the server closes the idle ones after its
 // timeouts.
 func TestIdleConnectionsNeitherStarveNorStay(t *testing.T) {
-	srv, err := status.New(status.Config{Name: "idle", MaxConnections: 32,
+	r := serve(t, status.Config{Name: "idle", MaxConnections: 32,
 		ReadHeaderTimeout: 200 * time.Millisecond, IdleTimeout: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, err := srv.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	addr := strings.TrimPrefix(r.url, "http://")
 
 	const silent, keptAlive = 300, 300
 	conns := make([]net.Conn, 0, silent+keptAlive)
@@ -37,7 +31,7 @@ func TestIdleConnectionsNeitherStarveNorStay(t *testing.T) {
 		}
 	})
 	for range silent {
-		c, err := net.DialTimeout("tcp", addr.String(), 5*time.Second)
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		if err != nil {
 			t.Fatalf("connection %d: %v", len(conns), err)
 		}
@@ -48,7 +42,7 @@ func TestIdleConnectionsNeitherStarveNorStay(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, keptAlive)
 	for range keptAlive {
-		c, err := net.DialTimeout("tcp", addr.String(), 5*time.Second)
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		if err != nil {
 			t.Fatalf("connection %d: %v", len(conns), err)
 		}
@@ -74,7 +68,7 @@ func TestIdleConnectionsNeitherStarveNorStay(t *testing.T) {
 
 	// A new client is answered meanwhile.
 	client := &http.Client{Timeout: time.Minute}
-	resp, err := client.Get("http://" + addr.String() + "/status")
+	resp, err := client.Get("http://" + addr + "/status")
 	if err != nil {
 		t.Fatalf("a new request with %d idle connections open: %v", len(conns), err)
 	}

@@ -176,19 +176,10 @@ func TestTokenFile(t *testing.T) {
 // Rejected records show per source in /status and /metrics.
 func TestRejectedRecords(t *testing.T) {
 	var skipped atomic.Int64
-	srv, err := status.New(status.Config{Name: "rejects", Rejected: map[string]status.RejectedFunc{
+	r := serve(t, status.Config{Name: "rejects", Rejected: map[string]status.RejectedFunc{
 		"lax":     func() status.RejectedCounts { return status.RejectedCounts{Skipped: skipped.Load()} },
 		"careful": func() status.RejectedCounts { return status.RejectedCounts{DeadLettered: 3} },
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, err := srv.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	r := &running{srv: srv, url: "http://" + addr.String()}
 	skipped.Store(5)
 	st := getStatus(t, r)
 	want := []status.SourceRejected{{Source: "careful", DeadLettered: 3}, {Source: "lax", Skipped: 5}}

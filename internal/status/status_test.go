@@ -69,6 +69,22 @@ type running struct {
 	done chan error
 }
 
+// serve starts a server of cfg on 127.0.0.1:0 without a job, closed when
+// the test ends.
+func serve(t *testing.T, cfg status.Config) *running {
+	t.Helper()
+	srv, err := status.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return &running{srv: srv, url: "http://" + addr.String()}
+}
+
 // runJob starts the server on 127.0.0.1:0, then plans and runs g in the
 // background, on a checkpoint folder when cpDir is set (savepoints on),
 // as cmd/weir does. Cleanup cancels the job and closes the server.
@@ -493,18 +509,10 @@ func TestFailedJobReportsItsError(t *testing.T) {
 // Before the job is planned (recovery) the server answers, and says so;
 // Done with a cancellation is Cancelled.
 func TestStartingAndCancelled(t *testing.T) {
-	srv, err := status.New(status.Config{Name: `odd "name"` + "\n", Savepoint: func(context.Context, bool) (uint64, string, error) {
+	r := serve(t, status.Config{Name: `odd "name"` + "\n", Savepoint: func(context.Context, bool) (uint64, string, error) {
 		return 0, "", errors.New("BUG: called while starting")
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, err := srv.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	r := &running{srv: srv, url: "http://" + addr.String()}
+	srv := r.srv
 	st := getStatus(t, r)
 	if st.State != status.Starting || len(st.Tasks) != 0 || st.LatestCheckpoint != nil || st.Watermark != "-inf" {
 		t.Fatalf("starting: %+v", st)
