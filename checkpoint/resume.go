@@ -259,11 +259,11 @@ func (f *Folder) claimOutputs(ctx context.Context, g *arrowflow.Graph, r *Resume
 		spLineage = lineageOf(r.Restore)
 	}
 	for _, n := range arrowflow.CommitOrder(g) {
-		os, ok := n.Sink().(arrowflow.OwnedSink)
+		owned, ok := n.Sink().(arrowflow.OwnedSink)
 		if !ok {
 			continue
 		}
-		prev, err := os.Owner(ctx, job)
+		prev, err := owned.Owner(ctx, job)
 		if err != nil {
 			return nil, fmt.Errorf("sink %q: read the output's owner: %w", n.Name(), err)
 		}
@@ -282,7 +282,7 @@ func (f *Folder) claimOutputs(ctx context.Context, g *arrowflow.Graph, r *Resume
 			}
 			conflicts = append(conflicts, fmt.Sprintf("sink %q: owned by %s%s", n.Name(), prev, since))
 		}
-		claims = append(claims, claim{n.Name(), os})
+		claims = append(claims, claim{n.Name(), owned})
 	}
 	if len(conflicts) > 0 {
 		return nil, fmt.Errorf("job %q: its outputs belong to another job instance:\n  %s\n"+
