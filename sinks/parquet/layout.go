@@ -10,6 +10,8 @@ import (
 // Table layout, below Options.Path:
 //
 //	col=value/.../part-<job>-<epoch>-<subtask>-<seq>.parquet   committed data
+//	                                             (.csv, .json in those formats)
+//	col=value/.../_SUCCESS                       a committed partition (PartitionCommit)
 //	_weir/staging/<job>/inprogress-<subtask>-<random>/<seq>.parquet-staged
 //	                                             files of the open epoch
 //	_weir/staging/<job>/<epoch>-<subtask>-<random>/<seq>.parquet-staged
@@ -29,7 +31,7 @@ const (
 	hiveNull        = "__HIVE_DEFAULT_PARTITION__"
 	dataFilePrefix  = "part-"
 	dataFileSuffix  = ".parquet"
-	stagedSuffix    = ".parquet-staged"
+	stagedSuffix    = "-staged" // after the format's extension
 	commitLogSuffix = ".json"
 )
 
@@ -132,14 +134,24 @@ func epochName(epoch uint64) string { return fmt.Sprintf("%020d", epoch) }
 // (job, epoch, subtask, seq) only, so committing an epoch again produces
 // the same names.
 func dataFileName(job string, epoch uint64, subtask, seq int) string {
-	return fmt.Sprintf("%s%s-%s-%05d-%05d%s", dataFilePrefix, escapeJob(job), epochName(epoch), subtask, seq, dataFileSuffix)
+	return dataFileNameExt(job, epoch, subtask, seq, dataFileSuffix)
 }
 
-// parseDataFileName recognises a final file name of job and returns its
-// epoch. The job part may contain dashes, so the name is parsed from the
-// right.
+// dataFileNameExt is dataFileName with the extension of another format.
+func dataFileNameExt(job string, epoch uint64, subtask, seq int, ext string) string {
+	return fmt.Sprintf("%s%s-%s-%05d-%05d%s", dataFilePrefix, escapeJob(job), epochName(epoch), subtask, seq, ext)
+}
+
+// parseDataFileName recognises a final file name of job, in any of the
+// formats, and returns its epoch. The job part may contain dashes, so
+// the name is parsed from the right.
 func parseDataFileName(name, job string) (epoch uint64, ok bool) {
-	rest, ok := strings.CutSuffix(name, dataFileSuffix)
+	var rest string
+	for _, ext := range formatExtensions {
+		if rest, ok = strings.CutSuffix(name, ext); ok {
+			break
+		}
+	}
 	if !ok {
 		return 0, false
 	}

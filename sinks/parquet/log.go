@@ -39,7 +39,19 @@ type subtaskFiles struct {
 	// included, so that a reader can put the partition columns back.
 	Columns     []string          `json:"columns"`
 	PartitionBy []PartitionColumn `json:"partition_by,omitempty"`
-	Files       []fileEntry       `json:"files"`
+	// Format is the data files' format; empty for Parquet.
+	Format string      `json:"format,omitempty"`
+	Files  []fileEntry `json:"files"`
+	// Partitions are the partition folders the subtask started files in
+	// during the epoch, with the processing time (Unix milliseconds) of
+	// the first: with Options.PartitionCommit, the partitions to commit.
+	Partitions []partitionEntry `json:"partitions,omitempty"`
+}
+
+// partitionEntry is a partition written in an epoch.
+type partitionEntry struct {
+	Dir     string `json:"dir"`
+	Created int64  `json:"created"`
 }
 
 // payload is what PreCommit returns: one subtask's staged files of one
@@ -48,8 +60,12 @@ type payload struct {
 	Version int    `json:"version"`
 	Job     string `json:"job"`
 	Epoch   uint64 `json:"epoch"`
-	// Staging is the subtask's staging folder of the epoch.
-	Staging string `json:"staging"`
+	// Staging is the subtask's staging folder of the epoch; empty when
+	// the payload has no files (only a watermark, for partition commits).
+	Staging string `json:"staging,omitempty"`
+	// Watermark is the subtask's watermark at the pre-commit, when it
+	// had one (with Options.PartitionCommit).
+	Watermark *int64 `json:"watermark,omitempty"`
 	subtaskFiles
 }
 
@@ -65,6 +81,9 @@ type commitLog struct {
 	Epoch    uint64         `json:"epoch"`
 	Rows     int64          `json:"rows"`
 	Subtasks []subtaskFiles `json:"subtasks"`
+	// Watermark is the epoch's watermark (the lowest of its subtasks'),
+	// when every subtask had one (with Options.PartitionCommit).
+	Watermark *int64 `json:"watermark,omitempty"`
 }
 
 // decodePayload parses and checks a payload of the given epoch.
@@ -82,8 +101,15 @@ func decodePayload(b []byte, epoch uint64) (*payload, error) {
 	if p.Job == "" {
 		return nil, fmt.Errorf("payload without a job name")
 	}
-	if err := checkRel(p.Staging); err != nil {
-		return nil, fmt.Errorf("payload staging folder: %w", err)
+	if p.Staging != "" || len(p.Files) > 0 {
+		if err := checkRel(p.Staging); err != nil {
+			return nil, fmt.Errorf("payload staging folder: %w", err)
+		}
+	}
+	for _, pe := range p.Partitions {
+		if err := checkRel(pe.Dir); err != nil {
+			return nil, fmt.Errorf("payload partition: %w", err)
+		}
 	}
 	for _, f := range p.Files {
 		if err := checkRel(f.Staged); err != nil {
@@ -108,6 +134,11 @@ func decodeCommitLog(b []byte) (*commitLog, error) {
 	for _, s := range l.Subtasks {
 		for _, f := range s.Files {
 			if err := checkRel(f.Path); err != nil {
+				return nil, fmt.Errorf("commit log entry: %w", err)
+			}
+		}
+		for _, pe := range s.Partitions {
+			if err := checkRel(pe.Dir); err != nil {
 				return nil, fmt.Errorf("commit log entry: %w", err)
 			}
 		}

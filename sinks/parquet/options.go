@@ -3,8 +3,10 @@ package parquet
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
 )
@@ -46,6 +48,32 @@ type Options struct {
 	// RowGroupSize is the number of rows per row group (default
 	// DefaultRowGroupSize).
 	RowGroupSize int64
+
+	// Format is the data files' format: FormatParquet (the default),
+	// FormatCSV or FormatJSON. CSV and JSON files hold one row per line,
+	// written by package format's encoders with FormatOptions (csv.*,
+	// json.*, as Flink names them). Compression and RowGroupSize apply to
+	// Parquet only. ReadCommitted reads Parquet tables only; CommittedFiles
+	// lists the files of any format.
+	Format        string
+	FormatOptions map[string]string
+
+	// RolloverInterval and InactivityInterval finish a file that has been
+	// open that long, or not written to for that long (zero: never),
+	// checked when a batch arrives, at most every CheckInterval. Files
+	// also end at every epoch's pre-commit whatever the policy says, so
+	// that each epoch's output is committed exactly once: an interval
+	// longer than the checkpoint interval has no effect.
+	RolloverInterval, InactivityInterval, CheckInterval time.Duration
+
+	// PartitionCommit writes a success file into partitions once they are
+	// complete (zero: never). See PartitionCommit.
+	PartitionCommit PartitionCommit
+
+	// Now is the processing-time clock of rolling and process-time
+	// partition commits; nil is the task's clock (arrowflow.TaskInfo.Clock)
+	// in writers and time.Now in Commit. Tests set it.
+	Now func() time.Time
 }
 
 // codecs maps Options.Compression to the Parquet codec.
@@ -91,6 +119,23 @@ func (o Options) validate() (Options, error) {
 	}
 	if _, ok := codecs[o.Compression]; !ok {
 		errs = append(errs, fmt.Errorf("Compression %q is not one of zstd, snappy, none", o.Compression))
+	}
+	if o.Format == "" {
+		o.Format = FormatParquet
+	}
+	if _, ok := formatExtensions[o.Format]; !ok {
+		errs = append(errs, fmt.Errorf("Format %q is not one of parquet, csv, json", o.Format))
+	}
+	if o.RolloverInterval < 0 || o.InactivityInterval < 0 || o.CheckInterval < 0 {
+		errs = append(errs, errors.New("RolloverInterval, InactivityInterval and CheckInterval must not be negative"))
+	}
+	o.FormatOptions = maps.Clone(o.FormatOptions)
+	if o.PartitionCommit.enabled() {
+		pc, err := o.PartitionCommit.validate(o.PartitionBy)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		o.PartitionCommit = pc
 	}
 	if err := errors.Join(errs...); err != nil {
 		return o, fmt.Errorf("parquet sink: %w", err)

@@ -33,6 +33,9 @@ type CommittedFile struct {
 	Path string
 	// Rows and Bytes are the file's rows and size.
 	Rows, Bytes int64
+	// Format is the file's format: FormatParquet, FormatCSV or
+	// FormatJSON (Options.Format).
+	Format string
 	// Columns are the written batches' columns in order, partition
 	// columns included.
 	Columns []string
@@ -114,7 +117,7 @@ func readCommitLog(name string, epoch uint64) ([]CommittedFile, error) {
 	for _, st := range subtasks {
 		for _, f := range st.Files {
 			cf := CommittedFile{Job: l.Job, Epoch: l.Epoch, Subtask: st.Subtask, Path: f.Path, Rows: f.Rows, Bytes: f.Bytes,
-				Columns: st.Columns, PartitionBy: st.PartitionBy}
+				Columns: st.Columns, PartitionBy: st.PartitionBy, Format: cmp.Or(st.Format, FormatParquet)}
 			if cf.Partition, err = partitionValues(f.Path, st.PartitionBy); err != nil {
 				return nil, err
 			}
@@ -161,6 +164,11 @@ func ReadCommitted(path string, mem memory.Allocator) (*Table, error) {
 	files, err := CommittedFiles(path)
 	if err != nil {
 		return nil, err
+	}
+	for _, f := range files {
+		if f.Format != FormatParquet {
+			return nil, fmt.Errorf("parquet table %s: %s is a %s file: ReadCommitted reads Parquet tables (CommittedFiles lists the files of any format)", path, f.Path, f.Format)
+		}
 	}
 	if mem == nil {
 		mem = memory.DefaultAllocator

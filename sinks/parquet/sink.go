@@ -73,6 +73,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -90,6 +91,10 @@ type Sink struct {
 	mu     sync.Mutex
 	// claimed is the owner ID each job claimed the output as (Claim).
 	claimed map[string]string
+	// pcMu guards commits, the partitions waiting for their commit, by
+	// job (PartitionCommit).
+	pcMu    sync.Mutex
+	commits map[string]*jobCommits
 }
 
 var _ arrowflow.RecoverableSink = (*Sink)(nil)
@@ -131,8 +136,16 @@ func (s *Sink) Open(info *arrowflow.TaskInfo) (arrowflow.SinkWriter, error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
+	now := s.opts.Now
+	if now == nil && info.Clock != nil {
+		now = info.Clock.Now
+	}
+	if now == nil {
+		now = time.Now
+	}
 	return &writer{s: s, job: info.Job, subtask: info.Subtask, mem: mem, parts: make(map[string]*partition),
-		meta: subtaskFiles{Subtask: info.Subtask}}, nil
+		meta: subtaskFiles{Subtask: info.Subtask}, ext: formatExtensions[s.opts.Format], now: now,
+		created: make(map[string]int64)}, nil
 }
 
 func (s *Sink) errorf(format string, args ...any) error {
@@ -155,7 +168,7 @@ func (s *Sink) decodePayloads(epoch uint64, payloads [][]byte) ([]*payload, erro
 			return nil, s.errorf("epoch %d: payloads of jobs %q and %q", epoch, ps[0].Job, p.Job)
 		}
 		staging, _ := s.layout.rel(s.layout.stagingJob(p.Job))
-		if !strings.HasPrefix(p.Staging, staging+"/") {
+		if p.Staging != "" && !strings.HasPrefix(p.Staging, staging+"/") {
 			return nil, s.errorf("epoch %d: payload staging folder %q is not in %s", epoch, p.Staging, staging)
 		}
 		for _, f := range p.Files {
@@ -190,6 +203,27 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 		return err
 	}
 	job := ps[0].Job
+	wm := epochWatermark(ps, len(payloads))
+	files := false
+	for _, p := range ps {
+		files = files || len(p.Files) > 0
+	}
+	if files {
+		if err := s.commitFiles(ctx, epoch, job, ps, wm); err != nil {
+			return err
+		}
+	}
+	if s.opts.PartitionCommit.enabled() {
+		if err := s.commitPartitions(job, ps, wm); err != nil {
+			return s.errorf("epoch %d: %w", epoch, err)
+		}
+	}
+	return nil
+}
+
+// commitFiles moves the epoch's files into place and writes its commit
+// log entry (see Commit).
+func (s *Sink) commitFiles(ctx context.Context, epoch uint64, job string, ps []*payload, wm *int64) error {
 	logPath := s.layout.commitLog(job, epoch)
 	if _, err := os.Lstat(logPath); err == nil {
 		return nil // committed before
@@ -200,10 +234,13 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 	if err != nil {
 		return s.errorf("epoch %d: %w", epoch, err)
 	}
-	entry := commitLog{Version: formatVersion, Job: job, Owner: owner, Epoch: epoch}
+	entry := commitLog{Version: formatVersion, Job: job, Owner: owner, Epoch: epoch, Watermark: wm}
 	folders := make(map[string]bool)
 	moved := false
 	for _, p := range ps {
+		if len(p.Files) == 0 {
+			continue // a watermark only
+		}
 		st := p.subtaskFiles
 		st.Files = slices.Clone(st.Files)
 		for i, f := range p.Files {
@@ -241,7 +278,9 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 		return s.errorf("epoch %d: write commit log entry: %w", epoch, err)
 	}
 	for _, p := range ps {
-		_ = os.Remove(s.layout.abs(p.Staging)) // empty now; leftovers go at recovery
+		if p.Staging != "" {
+			_ = os.Remove(s.layout.abs(p.Staging)) // empty now; leftovers go at recovery
+		}
 	}
 	return nil
 }
@@ -275,6 +314,9 @@ func (s *Sink) Abort(_ context.Context, epoch uint64, payloads [][]byte) error {
 	}
 	var errs []error
 	for _, p := range ps {
+		if p.Staging == "" {
+			continue // no files
+		}
 		if err := os.RemoveAll(s.layout.abs(p.Staging)); err != nil {
 			errs = append(errs, err)
 		}
@@ -328,6 +370,9 @@ func (s *Sink) LastCommittedEpoch(_ context.Context, job string) (uint64, error)
 // include). It walks the whole table for those. committed is not needed:
 // the commit log is the record.
 func (s *Sink) Recover(ctx context.Context, job string, committed uint64) error {
+	s.pcMu.Lock()
+	delete(s.commits, job) // the next commit derives the waiting partitions from the log again
+	s.pcMu.Unlock()
 	staging := s.layout.stagingJob(job)
 	if err := os.RemoveAll(staging); err != nil {
 		return s.errorf("job %q: remove staged files: %w", job, err)

@@ -10,15 +10,15 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/internal/fsx"
@@ -45,8 +45,15 @@ type writer struct {
 	keyers     []partitionKeyer
 	partIdx    []int // columns of schema that are partition columns
 	meta       subtaskFiles
-	props      *parquet.WriterProperties
-	arrowProps pqarrow.ArrowWriterProperties
+	format     fileFormat
+	ext        string // the data files' extension
+	now        func() time.Time
+
+	// Rolling on processing time, and partition commits.
+	lastCheck time.Time
+	wm        arrowflow.EventTime // the last watermark ProcessWatermark gave
+	sawWM     bool
+	created   map[string]int64 // partition folder -> first file's time (Unix ms), this epoch
 
 	// Per-batch scratch.
 	dataCols []arrow.Array
@@ -77,22 +84,20 @@ type dataFile struct {
 	dir   string // the partition's folder
 	f     *os.File
 	bw    *bufio.Writer
-	fw    *pqarrow.FileWriter
+	enc   fileEncoder
 	rows  int64
 	bytes int64
+	// opened and written are when the file was started and last written
+	// to (the rolling policy's rollover and inactivity intervals).
+	opened, written time.Time
 }
 
-// size estimates the file's size: bytes already written plus the
-// compressed pages of the row group being buffered. Values not yet
-// encoded into a page (at most one page, 1 MiB, per column) are missing,
-// so a file ends up to that much above the target.
-func (d *dataFile) size() int64 {
-	return d.fw.TotalBytesWritten() + d.fw.RowGroupTotalCompressedBytes()
-}
+// size estimates the file's size (see fileEncoder.size).
+func (d *dataFile) size() int64 { return d.enc.size() }
 
 // finish completes the file and makes it durable.
 func (d *dataFile) finish() error {
-	err := d.fw.Close()
+	n, err := d.enc.close()
 	if err == nil {
 		err = d.bw.Flush()
 	}
@@ -102,13 +107,13 @@ func (d *dataFile) finish() error {
 	if cerr := d.f.Close(); err == nil {
 		err = cerr
 	}
-	d.bytes = d.fw.TotalBytesWritten()
+	d.bytes = n
 	return err
 }
 
 // discard releases the file's memory and closes it; the caller removes it.
 func (d *dataFile) discard() {
-	_ = d.fw.Close()
+	d.enc.discard()
 	_ = d.f.Close()
 }
 
@@ -135,6 +140,9 @@ func (w *writer) Write(_ context.Context, b arrowflow.Batch) error {
 		}
 	} else if diff := schemaDiff(w.schema, b.Schema()); diff != "" {
 		return w.errorf("the batches' schema changed: %s", diff)
+	}
+	if err := w.rollOnTime(); err != nil {
+		return err
 	}
 	rec := b.Record
 	for i, c := range w.dataIdx {
@@ -226,11 +234,14 @@ func (w *writer) writeRows(p *partition, data arrow.RecordBatch, sel []int32) er
 			return err
 		}
 	}
-	if err := p.file.fw.WriteBuffered(rec); err != nil {
+	if err := p.file.enc.write(rec); err != nil {
 		w.failed = w.errorf("write %s: %w", p.file.f.Name(), err)
 		return w.failed
 	}
 	p.file.rows += rec.NumRows()
+	if w.s.opts.InactivityInterval > 0 {
+		p.file.written = w.now()
+	}
 	if p.file.size() >= w.s.opts.TargetFileSize {
 		if err := w.finishFile(p); err != nil {
 			w.failed = err
@@ -257,27 +268,78 @@ func (w *writer) openFile(p *partition) error {
 		}
 		w.stage = stage
 	}
-	path := filepath.Join(w.stage, stagedFileName(w.seq))
+	path := filepath.Join(w.stage, stagedFileName(w.seq, w.ext))
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return w.errorf("%w", err)
 	}
 	bw := bufio.NewWriterSize(f, 64<<10)
-	fw, err := pqarrow.NewFileWriter(w.dataSchema, bw, w.props, w.arrowProps)
+	enc, err := w.format.open(bw)
 	if err != nil {
 		_ = f.Close()
 		_ = os.Remove(path)
 		return w.errorf("start %s: %w", path, err)
 	}
-	p.file = &dataFile{seq: w.seq, dir: p.dir, f: f, bw: bw, fw: fw}
+	now := w.now()
+	p.file = &dataFile{seq: w.seq, dir: p.dir, f: f, bw: bw, enc: enc, opened: now, written: now}
 	w.seq++
+	if w.s.opts.PartitionCommit.enabled() {
+		if _, ok := w.created[p.dir]; !ok {
+			w.created[p.dir] = now.UnixMilli()
+		}
+	}
 	return nil
 }
 
 // stagedFileName is a file's name in its staging folder. It does not end
-// in .parquet, so that a reader globbing **/*.parquet without skipping
-// "_" folders still does not pick up staged files.
-func stagedFileName(seq int) string { return fmt.Sprintf("%05d%s", seq, stagedSuffix) }
+// in the format's extension (.parquet, .csv, .json), so that a reader
+// globbing **/*.parquet without skipping "_" folders still does not pick
+// up staged files.
+func stagedFileName(seq int, ext string) string { return fmt.Sprintf("%05d%s%s", seq, ext, stagedSuffix) }
+
+// rollOnTime finishes the open files that were open longer than the
+// rollover interval or not written for the inactivity interval, checking
+// at most once per check interval (Flink's rolling policy on processing
+// time).
+func (w *writer) rollOnTime() error {
+	o := &w.s.opts
+	if o.RolloverInterval <= 0 && o.InactivityInterval <= 0 {
+		return nil
+	}
+	now := w.now()
+	if now.Sub(w.lastCheck) < o.CheckInterval {
+		return nil
+	}
+	w.lastCheck = now
+	for _, p := range w.parts {
+		d := p.file
+		if d == nil {
+			continue
+		}
+		if o.RolloverInterval > 0 && now.Sub(d.opened) >= o.RolloverInterval ||
+			o.InactivityInterval > 0 && now.Sub(d.written) >= o.InactivityInterval {
+			if err := w.finishFile(p); err != nil {
+				w.failed = err
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ProcessWatermark tells the writer the watermark its input reached.
+// With the partition-time commit trigger, each pre-commit's payload
+// carries it, and a partition is committed once the watermark of a
+// committed epoch (the lowest of the subtasks') passes the partition's
+// time plus the delay; MaxEventTime, the end of a bounded input, commits
+// every partition. The runtime calls it on sink writers that have it
+// (see WatermarkWriter).
+func (w *writer) ProcessWatermark(wm arrowflow.EventTime) error {
+	if !w.sawWM || wm > w.wm {
+		w.wm, w.sawWM = wm, true
+	}
+	return nil
+}
 
 // finishFile finishes p's open file.
 func (w *writer) finishFile(p *partition) error {
@@ -311,8 +373,20 @@ func (w *writer) PreCommit(_ context.Context, epoch uint64) ([]byte, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	commits := w.s.opts.PartitionCommit.enabled()
 	if len(w.done) == 0 {
-		return nil, nil
+		if !commits {
+			return nil, nil
+		}
+		// No files, but the watermark may commit partitions of earlier
+		// epochs: a payload without files carries it.
+		p := payload{Version: formatVersion, Job: w.job, Epoch: epoch, subtaskFiles: subtaskFiles{Subtask: w.subtask}}
+		w.stampPayload(&p)
+		out, err := json.Marshal(&p)
+		if err != nil {
+			return nil, w.errorf("epoch %d: %w", epoch, err)
+		}
+		return out, nil
 	}
 	slices.SortFunc(w.done, func(a, b *dataFile) int { return a.seq - b.seq }) // finished in map order
 	parent := filepath.Dir(w.stage)
@@ -334,19 +408,41 @@ func (w *writer) PreCommit(_ context.Context, epoch uint64) ([]byte, error) {
 	p := payload{Version: formatVersion, Job: w.job, Epoch: epoch, Staging: stageRel, subtaskFiles: w.meta}
 	p.Files = make([]fileEntry, len(w.done))
 	for i, d := range w.done {
-		name := dataFileName(w.job, epoch, w.subtask, d.seq)
+		name := dataFileNameExt(w.job, epoch, w.subtask, d.seq, w.ext)
 		if d.dir != "" {
 			name = d.dir + "/" + name
 		}
-		p.Files[i] = fileEntry{Staged: stageRel + "/" + stagedFileName(d.seq), Path: name, Rows: d.rows, Bytes: d.bytes}
+		p.Files[i] = fileEntry{Staged: stageRel + "/" + stagedFileName(d.seq, w.ext), Path: name, Rows: d.rows, Bytes: d.bytes}
 	}
 	w.done = w.done[:0]
 	w.seq = 0
+	if commits {
+		w.stampPayload(&p)
+	}
 	out, err := json.Marshal(&p)
 	if err != nil {
 		return nil, w.errorf("epoch %d: %w", epoch, err)
 	}
 	return out, nil
+}
+
+// stampPayload adds what partition commits need to p: the epoch's
+// partitions with their creation times, and the watermark.
+func (w *writer) stampPayload(p *payload) {
+	if w.sawWM {
+		wm := int64(w.wm)
+		p.Watermark = &wm
+	}
+	if len(p.PartitionBy) == 0 {
+		p.PartitionBy = w.meta.PartitionBy
+	}
+	p.Partitions = nil
+	for _, dir := range slices.Sorted(maps.Keys(w.created)) {
+		if dir != "" {
+			p.Partitions = append(p.Partitions, partitionEntry{Dir: dir, Created: w.created[dir]})
+		}
+	}
+	clear(w.created)
 }
 
 // Close implements arrowflow.SinkWriter: files not pre-committed are
@@ -410,14 +506,6 @@ func (w *writer) bindSchema(sc *arrow.Schema) error {
 		fields  []arrow.Field
 		dataIdx []int
 	)
-	opts := []parquet.WriterProperty{
-		parquet.WithCompression(codecs[w.s.opts.Compression]),
-		parquet.WithMaxRowGroupLength(w.s.opts.RowGroupSize),
-		parquet.WithAllocator(w.mem),
-		// Dictionary encoding only where it pays: on strings and binaries
-		// (see the measurements in sink.go; on numbers zstd does better).
-		parquet.WithDictionaryDefault(false),
-	}
 	for i, f := range sc.Fields() {
 		meta.Columns = append(meta.Columns, f.Name)
 		if isPart[i] {
@@ -425,17 +513,20 @@ func (w *writer) bindSchema(sc *arrow.Schema) error {
 		}
 		dataIdx = append(dataIdx, i)
 		fields = append(fields, f)
-		switch f.Type.ID() {
-		case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW, arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW, arrow.DICTIONARY:
-			opts = append(opts, parquet.WithDictionaryFor(f.Name, true))
-		}
+	}
+	if w.s.opts.Format != FormatParquet {
+		meta.Format = w.s.opts.Format
 	}
 	md := sc.Metadata()
+	dataSchema := arrow.NewSchema(fields, &md)
+	ff, err := w.s.newFileFormat(dataSchema, w.mem)
+	if err != nil {
+		return w.errorf("%w", err)
+	}
 	w.keyers, w.partIdx, w.meta, w.dataIdx = keyers, partIdx, meta, dataIdx
-	w.dataSchema = arrow.NewSchema(fields, &md)
+	w.dataSchema = dataSchema
 	w.dataCols = make([]arrow.Array, len(fields))
-	w.props = parquet.NewWriterProperties(opts...)
-	w.arrowProps = pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(w.mem))
+	w.format = ff
 	w.schema = sc
 	return nil
 }
