@@ -8,9 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
-	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -295,7 +295,9 @@ func (w *writer) openFile(p *partition) error {
 // in the format's extension (.parquet, .csv, .json), so that a reader
 // globbing **/*.parquet without skipping "_" folders still does not pick
 // up staged files.
-func stagedFileName(seq int, ext string) string { return fmt.Sprintf("%05d%s%s", seq, ext, stagedSuffix) }
+func stagedFileName(seq int, ext string) string {
+	return fmt.Sprintf("%05d%s%s", seq, ext, stagedSuffix)
+}
 
 // rollOnTime finishes the open files that were open longer than the
 // rollover interval or not written for the inactivity interval, checking
