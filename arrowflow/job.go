@@ -280,6 +280,23 @@ func (j *Job) Stats() []TaskStats {
 	return out
 }
 
+// OperatorCounts returns the counters of every operator subtask that
+// keeps them (an operator implementing LateRowCounter), in plan order:
+// the values the runtime published after the subtask's last call. An
+// operator is listed once its subtask opened; the counts stay readable
+// after Run returned. Safe for concurrent use with Run.
+func (j *Job) OperatorCounts() []OperatorCount {
+	var out []OperatorCount
+	for _, t := range j.tasks {
+		for _, inst := range t.ops {
+			if inst.countsLate.Load() {
+				out = append(out, OperatorCount{Operator: inst.node.name, Subtask: t.subtask, LateRows: inst.lateRows.Load()})
+			}
+		}
+	}
+	return out
+}
+
 // Run executes the job. A bounded job returns nil after its final epoch is
 // committed; an unbounded job runs until ctx is cancelled and returns the
 // cancellation cause. The first failure of any source, operator or sink

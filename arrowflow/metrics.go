@@ -33,3 +33,16 @@ type TaskStats struct {
 	// LastEpoch is the last epoch the task acknowledged.
 	LastEpoch uint64
 }
+
+// OperatorCount is one operator subtask's counters, as the runtime last
+// published them (see Job.OperatorCounts).
+type OperatorCount struct {
+	// Operator is the operator's node name.
+	Operator string
+	// Subtask is the operator's subtask index.
+	Subtask int
+	// LateRows is the number of late rows the subtask dropped (see
+	// LateRowCounter), as of its last ProcessBatch, ProcessWatermark or
+	// Finish call.
+	LateRows int64
+}

@@ -121,3 +121,17 @@ func (BaseOperator) Finish(Emitter) error { return nil }
 
 // Close does nothing.
 func (BaseOperator) Close() error { return nil }
+
+// LateRowCounter is implemented by operators that drop rows arriving
+// behind the watermark (event-time windows and joins): LateRows is the
+// number of late rows this instance has dropped since it opened, those
+// sent to a late-data side output included. It is a running count that
+// never decreases, and it is not part of the checkpoint, so it starts
+// from zero in every run. Flink's numLateRecordsDropped is the analogue.
+//
+// The runtime calls LateRows from the operator's goroutine after each
+// ProcessBatch, ProcessWatermark and Finish, and publishes the count for
+// Job.OperatorCounts; it must be cheap (return a field).
+type LateRowCounter interface {
+	LateRows() int64
+}

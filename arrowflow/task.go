@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/weirflow/weir/internal/failpoint"
 	"github.com/weirflow/weir/state"
@@ -67,6 +68,21 @@ type opInstance struct {
 	lastWM            EventTime
 	finishedOnRestore bool
 	opened            bool
+
+	// late is op as a LateRowCounter, nil if it is none; set by open and
+	// used only by the task's goroutine. countsLate tells readers whether
+	// it is set; lateRows is its count as last published.
+	late       LateRowCounter
+	countsLate atomic.Bool
+	lateRows   atomic.Int64
+}
+
+// publish makes the operator's counters readable by other goroutines
+// (Job.OperatorCounts). It runs after each call that may drop rows.
+func (inst *opInstance) publish() {
+	if inst.late != nil {
+		inst.lateRows.Store(inst.late.LateRows())
+	}
 }
 
 // opEmitter delivers to the next operator in the chain.
@@ -97,6 +113,7 @@ func (t *task) callBatch(inst *opInstance, input int, b Batch) error {
 	prev := t.current
 	t.current = inst.node
 	err := inst.op.ProcessBatch(input, b, inst.out)
+	inst.publish()
 	t.current = prev
 	return t.nodeErr(inst.node, err)
 }
@@ -109,6 +126,7 @@ func (t *task) callWatermark(inst *opInstance, wm EventTime) error {
 	prev := t.current
 	t.current = inst.node
 	err := inst.op.ProcessWatermark(wm, inst.out)
+	inst.publish()
 	t.current = prev
 	return t.nodeErr(inst.node, err)
 }
@@ -236,6 +254,10 @@ func (t *task) open() error {
 			return t.nodeErr(inst.node, errors.New("operator factory returned nil"))
 		}
 		inst.opened = true
+		if lc, ok := inst.op.(LateRowCounter); ok {
+			inst.late = lc
+			inst.countsLate.Store(true)
+		}
 		if err := inst.op.Open(&inst.info); err != nil {
 			return t.nodeErr(inst.node, fmt.Errorf("open: %w", err))
 		}
@@ -578,6 +600,7 @@ func (t *task) finish() error {
 		}
 		t.current = inst.node
 		err := inst.op.Finish(inst.out)
+		inst.publish()
 		t.current = nil
 		if err != nil {
 			return t.nodeErr(inst.node, fmt.Errorf("finish: %w", err))

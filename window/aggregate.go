@@ -308,6 +308,9 @@ func (o *aggOp) Open(info *arrowflow.TaskInfo) error {
 	return nil
 }
 
+// LateRows implements arrowflow.LateRowCounter: Stats().LateRows, cheaply.
+func (o *aggOp) LateRows() int64 { return o.stats.LateRows }
+
 // Stats reports the subtask's counters.
 func (o *aggOp) Stats() Stats {
 	s := o.stats

@@ -540,6 +540,9 @@ func (o *finalOp) Open(info *arrowflow.TaskInfo) error {
 	return nil
 }
 
+// LateRows implements arrowflow.LateRowCounter: Stats().LateRows, cheaply.
+func (o *finalOp) LateRows() int64 { return o.stats.LateRows }
+
 // Stats reports the subtask's counters: LateRows counts partial rows that
 // came after their window fired; Panes is the number of windows held.
 func (o *finalOp) Stats() Stats {

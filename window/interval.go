@@ -596,6 +596,9 @@ func (o *intervalOp) IntervalJoinStats() IntervalJoinStats {
 	return s
 }
 
+// LateRows implements arrowflow.LateRowCounter: Stats().LateRows, cheaply.
+func (o *intervalOp) LateRows() int64 { return o.stats.LateRows }
+
 // Stats reports the counters Aggregate's operators report too.
 func (o *intervalOp) Stats() Stats {
 	s := o.IntervalJoinStats()

@@ -438,6 +438,9 @@ func (o *joinOp) JoinStats() JoinStats {
 	return s
 }
 
+// LateRows implements arrowflow.LateRowCounter: Stats().LateRows, cheaply.
+func (o *joinOp) LateRows() int64 { return o.stats.LateRows }
+
 // Stats reports the counters Aggregate's operators report too.
 func (o *joinOp) Stats() Stats {
 	s := o.JoinStats()

@@ -109,6 +109,9 @@ func (o *sessionOp) newGB() (*kernels.GroupBy, error) {
 	return kernels.NewGroupBy(o.gbSchema, []int{0}, o.gbAggs)
 }
 
+// LateRows implements arrowflow.LateRowCounter: Stats().LateRows, cheaply.
+func (o *sessionOp) LateRows() int64 { return o.stats.LateRows }
+
 // Stats reports the subtask's counters.
 func (o *sessionOp) Stats() Stats {
 	s := o.stats

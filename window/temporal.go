@@ -313,6 +313,9 @@ func (o *temporalOp) TemporalJoinStats() TemporalJoinStats {
 	return s
 }
 
+// LateRows implements arrowflow.LateRowCounter: Stats().LateRows, cheaply.
+func (o *temporalOp) LateRows() int64 { return o.stats.LateRows }
+
 // Stats reports the counters Aggregate's operators report too.
 func (o *temporalOp) Stats() Stats {
 	s := o.TemporalJoinStats()

@@ -547,6 +547,9 @@ func (o *topNOp) TopNStats() TopNStats {
 	return s
 }
 
+// LateRows implements arrowflow.LateRowCounter: Stats().LateRows, cheaply.
+func (o *topNOp) LateRows() int64 { return o.stats.LateRows }
+
 // Stats reports the counters Aggregate's operators report.
 func (o *topNOp) Stats() Stats {
 	s := o.TopNStats()
