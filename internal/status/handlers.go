@@ -102,8 +102,8 @@ func (s *Server) handleOverview(w http.ResponseWriter, r *http.Request) {
 	if st.Error != "" {
 		fmt.Fprintf(&b, " (%s)", html.EscapeString(st.Error))
 	}
-	fmt.Fprintf(&b, "<br>up %s, %d epochs committed, %d source records in, watermark %s</p>\n",
-		time.Duration(st.UptimeSeconds*float64(time.Second)).Round(time.Second), st.EpochsCompleted, st.SourceRecordsIn, html.EscapeString(st.Watermark))
+	fmt.Fprintf(&b, "<br>up %s, %d epochs committed, %d source records in, watermark %s, %d late rows dropped</p>\n",
+		time.Duration(st.UptimeSeconds*float64(time.Second)).Round(time.Second), st.EpochsCompleted, st.SourceRecordsIn, html.EscapeString(st.Watermark), st.LateRowsTotal)
 	b.WriteString(`<ul>
 <li><a href="/status">/status</a>: the job's state and counters (JSON)</li>
 <li><a href="/plan">/plan</a>: the job's tasks and exchanges (text)</li>

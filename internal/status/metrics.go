@@ -136,6 +136,7 @@ func metrics(st Status, haveJob bool) []*family {
 		lag       = newFam("weir_source_lag_records", "gauge", "Records available to a source that the job has not committed yet.")
 		skipped   = newFam("weir_source_records_skipped_total", "counter", "Records a source's format rejected and its error policy skip dropped.")
 		deadLet   = newFam("weir_source_records_dead_lettered_total", "counter", "Records a source's format rejected and its error policy dlq wrote to the dead-letter destination.")
+		lateRows  = newFam("weir_operator_late_rows_total", "counter", "Rows an operator subtask (event-time window or join) dropped because they came behind the watermark, those sent to a late-data side output included.")
 	)
 	info.addInt(1, "job_name", st.Job)
 	if st.State == Running {
@@ -190,6 +191,9 @@ func metrics(st Status, haveJob bool) []*family {
 		skipped.addInt(r.Skipped, "source", r.Source)
 		deadLet.addInt(r.DeadLettered, "source", r.Source)
 	}
+	for _, l := range st.LateRows {
+		lateRows.addInt(l.Rows, "operator", l.Operator, "subtask", strconv.Itoa(l.Subtask))
+	}
 	return []*family{info, up, state, startT, uptime, epochs, cpEpoch, cpTime, wm, srcIn,
-		batchesIn, rowsIn, batchesOu, rowsOut, taskWM, queued, maxQueued, lastEpoch, stBytes, stKeys, lag, skipped, deadLet}
+		batchesIn, rowsIn, batchesOu, rowsOut, taskWM, queued, maxQueued, lastEpoch, stBytes, stKeys, lag, skipped, deadLet, lateRows}
 }

@@ -53,6 +53,26 @@ type Status struct {
 	// SourceRejected counts the records each source rejected (its
 	// format could not decode them), for the sources that report it.
 	SourceRejected []SourceRejected `json:"source_rejected,omitempty"`
+	// LateRows counts the rows each operator subtask that drops late rows
+	// (event-time windows and joins: arrowflow.LateRowCounter) dropped
+	// because they came behind the watermark, by operator and subtask;
+	// empty before the job's operators open and for jobs without such
+	// operators.
+	LateRows []OperatorLateRows `json:"late_rows"`
+	// LateRowsTotal is the sum of LateRows.
+	LateRowsTotal int64 `json:"late_rows_total"`
+}
+
+// OperatorLateRows is the late rows one operator subtask dropped (those
+// it sent to a late-data side output included), as Flink's
+// numLateRecordsDropped counts them.
+type OperatorLateRows struct {
+	// Operator is the operator's name.
+	Operator string `json:"operator"`
+	// Subtask is the subtask's index, from 0.
+	Subtask int `json:"subtask"`
+	// Rows is the number of late rows, since the job (re)started.
+	Rows int64 `json:"rows"`
 }
 
 // SourceRejected is what one source did with the records its format
@@ -172,6 +192,7 @@ func (s *Server) Snapshot(ctx context.Context) Status {
 		LastSavepoint: v.savepoint,
 		Tasks:         []TaskStatus{},
 		StateUsage:    []StateUsage{},
+		LateRows:      []OperatorLateRows{},
 		Watermark:     arrowflow.MinEventTime.String(),
 	}
 	if end.IsZero() {
@@ -235,6 +256,17 @@ func (s *Server) Snapshot(ctx context.Context) Status {
 	if len(stats) > 0 {
 		st.Watermark, st.WatermarkMillis = watermark(jobWM)
 	}
+	for _, c := range job.OperatorCounts() {
+		st.LateRows = append(st.LateRows, OperatorLateRows{Operator: c.Operator, Subtask: c.Subtask, Rows: c.LateRows})
+		st.LateRowsTotal += c.LateRows
+	}
+	sort.SliceStable(st.LateRows, func(i, j int) bool {
+		a, b := st.LateRows[i], st.LateRows[j]
+		if a.Operator != b.Operator {
+			return a.Operator < b.Operator
+		}
+		return a.Subtask < b.Subtask
+	})
 	usage := job.StateUsage()
 	s.mu.Lock()
 	for name, u := range usage {

@@ -302,6 +302,7 @@ func TestRunningJobStatusMetricsAndSavepoints(t *testing.T) {
 		"weir_latest_checkpoint_time_seconds", "weir_watermark_milliseconds", "weir_source_records_in_total",
 		"weir_task_rows_in_total", "weir_task_rows_out_total", "weir_task_batches_in_total", "weir_task_batches_out_total",
 		"weir_task_watermark_milliseconds", "weir_task_queued", "weir_state_bytes", "weir_source_lag_records",
+		"weir_operator_late_rows_total",
 	} {
 		if second.types[want] == "" {
 			t.Errorf("/metrics lacks %s", want)
@@ -409,6 +410,17 @@ func sameCounters(t *testing.T, m metricsPage, st status.Status) {
 	}
 	if got := m.value(t, "weir_epochs_completed_total", ""); got != float64(st.EpochsCompleted) {
 		t.Fatalf("weir_epochs_completed_total %v, status %d", got, st.EpochsCompleted)
+	}
+	var late int64
+	for _, l := range st.LateRows {
+		labels := fmt.Sprintf(`{operator=%q,subtask="%d"}`, l.Operator, l.Subtask)
+		if got := m.value(t, "weir_operator_late_rows_total", labels); got != float64(l.Rows) {
+			t.Fatalf("weir_operator_late_rows_total%s %v, status %d", labels, got, l.Rows)
+		}
+		late += l.Rows
+	}
+	if late != st.LateRowsTotal {
+		t.Fatalf("late rows %+v sum to %d, status total %d", st.LateRows, late, st.LateRowsTotal)
 	}
 	for _, task := range st.Tasks {
 		var rowsOut, rowsIn float64
