@@ -78,3 +78,26 @@ type IdleReporter interface {
 type CommitObserver interface {
 	EpochCommitted(ctx context.Context, epoch uint64, positions []SplitState) error
 }
+
+// SplitReporter is implemented by source readers that can say which split
+// each row they return came from and which of their splits may still
+// produce rows. It lets a watermark be generated per split outside the
+// reader, from an expression the reader knows nothing about (SQL's
+// WATERMARK on a computed column: see window.SplitWatermarkSource), as
+// Flink's split-aware sources do with watermark push-down. The runtime
+// does not call it; a wrapper does, from the reader's goroutine, right
+// after each Next.
+type SplitReporter interface {
+	// BatchSplits describes the batch the last Next returned: splits
+	// holds split ids and rowSplit, when not nil, the index into splits
+	// of each row of the batch's record (all rows, selected or not); a
+	// nil rowSplit means every row came from splits[0]. Both are only
+	// valid until the next call to Next.
+	BatchSplits() (splits []string, rowSplit []int32)
+	// ActiveSplits lists the splits that may still produce rows and
+	// should hold the watermark back: the reader's unfinished splits (a
+	// reader that reads its splits in event-time order, one after the
+	// other, lists only the one it reads). Only valid until the next call
+	// to Next.
+	ActiveSplits() []string
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/window"
 )
 
 // Options configure Compile.
@@ -106,6 +107,8 @@ type planner struct {
 	inserts  []*Insert
 	plan     strings.Builder
 	warnings []string
+	// idleTimeout is SET 'table.exec.source.idle-timeout' (0: none).
+	idleTimeout time.Duration
 }
 
 func newPlanner(ctx context.Context, opts Options) *planner {
@@ -186,7 +189,7 @@ func (p *planner) compile(script *Script) (*Job, error) {
 	job.Sources = map[string]arrowflow.Source{}
 	for _, n := range p.g.Nodes() {
 		if n.Kind() == arrowflow.SourceNode {
-			job.Sources[n.Name()] = n.Source()
+			job.Sources[n.Name()] = window.UnwrapSource(n.Source())
 		}
 	}
 	job.Warnings = p.warnings
@@ -229,6 +232,12 @@ func (p *planner) applySettings(job *Job) error {
 			}
 		case "state.checkpoints.dir", "execution.checkpointing.dir":
 			job.CheckpointDir = strings.TrimPrefix(v, "file://")
+		case "table.exec.source.idle-timeout":
+			d, err := parseFlinkDuration(v)
+			if err != nil || d < 0 {
+				return fmt.Errorf("SET 'table.exec.source.idle-timeout' = '%s': want a duration such as '5 s' (0 for none)", v)
+			}
+			p.idleTimeout = d
 		case "pipeline.name":
 			job.Name = v
 		case "execution.runtime-mode":

@@ -34,9 +34,16 @@ type reader struct {
 	arrs    []arrow.Array                 // scratch for a batch's columns
 	pace    pacer
 	closed  bool
+	// last is the split of the last batch, active scratch for
+	// ActiveSplits (see arrowflow.SplitReporter).
+	last   [1]string
+	active []string
 }
 
-var _ arrowflow.SourceReader = (*reader)(nil)
+var (
+	_ arrowflow.SourceReader  = (*reader)(nil)
+	_ arrowflow.SplitReporter = (*reader)(nil)
+)
 
 func newReader(src *Source, mem memory.Allocator, cursors []cursor) *reader {
 	rd := &reader{src: src, cursors: cursors, arrs: make([]arrow.Array, len(src.gens))}
@@ -95,6 +102,7 @@ func (rd *reader) Next(ctx context.Context) (arrowflow.Batch, error) {
 	}
 	c.next += int64(n) * step
 	rd.turn = k + 1
+	rd.last[0] = c.id
 	rd.pace.emitted += int64(n)
 	return arrowflow.NewBatch(rec), nil
 }
@@ -175,3 +183,18 @@ func (rd *reader) Close() error {
 
 // maxWait bounds how long Next sleeps for the rate limit.
 const maxWait = 50 * time.Millisecond
+
+// BatchSplits names the split of the last batch: every batch comes from
+// one split.
+func (rd *reader) BatchSplits() ([]string, []int32) { return rd.last[:], nil }
+
+// ActiveSplits lists the splits not yet generated to their end.
+func (rd *reader) ActiveSplits() []string {
+	rd.active = rd.active[:0]
+	for i := range rd.cursors {
+		if !rd.done(&rd.cursors[i]) {
+			rd.active = append(rd.active, rd.cursors[i].id)
+		}
+	}
+	return rd.active
+}

@@ -48,11 +48,18 @@ type reader struct {
 	wm   *window.SplitWatermarks // nil without event time
 	dlq  *deadLetters            // nil unless OnError is dlq
 	arrs []arrow.Array           // scratch for a batch's columns
+	// last is the split of the last batch, active scratch for
+	// ActiveSplits (see arrowflow.SplitReporter).
+	last   [1]string
+	active []string
 
 	closed bool
 }
 
-var _ arrowflow.SourceReader = (*reader)(nil)
+var (
+	_ arrowflow.SourceReader  = (*reader)(nil)
+	_ arrowflow.SplitReporter = (*reader)(nil)
+)
 
 func newReader(src *Source, l *listing, info *arrowflow.TaskInfo, splits []*split) *reader {
 	rd := &reader{src: src, l: l, mem: info.Allocator, splits: splits,
@@ -120,6 +127,7 @@ func (rd *reader) Next(ctx context.Context) (arrowflow.Batch, error) {
 			}
 		}
 		if rec != nil {
+			rd.last[0] = sp.entry.id
 			rd.src.stats.records.Add(rec.NumRows())
 			return arrowflow.NewBatch(rec), nil
 		}
@@ -290,4 +298,25 @@ func (rd *reader) Close() error {
 		errs = append(errs, rd.dlq.close())
 	}
 	return errors.Join(errs...)
+}
+
+// BatchSplits names the file of the last batch: a batch never holds rows
+// of two files.
+func (rd *reader) BatchSplits() ([]string, []int32) { return rd.last[:], nil }
+
+// ActiveSplits lists the files not read to their end, or with
+// FilesInEventTimeOrder only the one being read (the later ones hold
+// nothing back until it is their turn).
+func (rd *reader) ActiveSplits() []string {
+	rd.active = rd.active[:0]
+	for i := rd.cur; i < len(rd.splits); i++ {
+		if rd.splits[i].pos.done {
+			continue
+		}
+		rd.active = append(rd.active, rd.splits[i].entry.id)
+		if rd.src.opts.FilesInEventTimeOrder {
+			break
+		}
+	}
+	return rd.active
 }

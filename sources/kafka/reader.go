@@ -50,7 +50,13 @@ type reader struct {
 	vb       format.BatchBuilder
 	metas    []metaBuilder
 	rowSplit []int32 // split index of each row of the batch being built
-	arrs     []arrow.Array
+	// ids are the split ids by split index, lastSplit the rowSplit of
+	// the last batch returned, activeIDs scratch for ActiveSplits (see
+	// arrowflow.SplitReporter).
+	ids       []string
+	lastSplit []int32
+	activeIDs []string
+	arrs      []arrow.Array
 	// etMax and etSeen are scratch per split index for a batch's largest
 	// event time.
 	etMax  []arrowflow.EventTime
@@ -64,8 +70,9 @@ type reader struct {
 }
 
 var (
-	_ arrowflow.SourceReader = (*reader)(nil)
-	_ arrowflow.IdleReporter = (*reader)(nil)
+	_ arrowflow.SourceReader  = (*reader)(nil)
+	_ arrowflow.IdleReporter  = (*reader)(nil)
+	_ arrowflow.SplitReporter = (*reader)(nil)
 )
 
 func newReader(src *Source, info *arrowflow.TaskInfo, cl *kgo.Client) *reader {
@@ -123,8 +130,10 @@ func (rd *reader) addSplits(add []newSplit) {
 	slices.SortFunc(rd.splits, func(a, b *split) int {
 		return cmp.Or(cmp.Compare(a.tp.Topic, b.tp.Topic), cmp.Compare(a.tp.Partition, b.tp.Partition))
 	})
+	rd.ids = rd.ids[:0]
 	for i, s := range rd.splits {
 		s.idx = i
+		rd.ids = append(rd.ids, s.id)
 	}
 	if len(consume) > 0 {
 		rd.cl.AddConsumePartitions(consume)
@@ -339,7 +348,7 @@ func (rd *reader) flush() arrowflow.Batch {
 	if rd.wm != nil {
 		rd.observe(rec)
 	}
-	rd.rowSplit = rd.rowSplit[:0]
+	rd.lastSplit, rd.rowSplit = rd.rowSplit, rd.lastSplit[:0]
 	rd.src.stats.records.Add(int64(n))
 	return arrowflow.NewBatch(rec)
 }
@@ -450,4 +459,19 @@ func (rd *reader) Close() error {
 		m.release()
 	}
 	return nil
+}
+
+// BatchSplits returns the partitions' split ids and, for each row of the
+// last batch, the index of the partition it came from.
+func (rd *reader) BatchSplits() ([]string, []int32) { return rd.ids, rd.lastSplit }
+
+// ActiveSplits lists the partitions not read to their end.
+func (rd *reader) ActiveSplits() []string {
+	rd.activeIDs = rd.activeIDs[:0]
+	for _, s := range rd.splits {
+		if !s.done {
+			rd.activeIDs = append(rd.activeIDs, s.id)
+		}
+	}
+	return rd.activeIDs
 }

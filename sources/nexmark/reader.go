@@ -27,9 +27,16 @@ type reader struct {
 	b       *builder
 	pace    pacer
 	closed  bool
+	// last is the split of the last batch, active scratch for
+	// ActiveSplits (see arrowflow.SplitReporter).
+	last   [1]string
+	active []string
 }
 
-var _ arrowflow.SourceReader = (*reader)(nil)
+var (
+	_ arrowflow.SourceReader  = (*reader)(nil)
+	_ arrowflow.SplitReporter = (*reader)(nil)
+)
 
 func newReader(src *Source, mem memory.Allocator, cursors []cursor) *reader {
 	rd := &reader{src: src, cursors: cursors, b: newBuilder(src.gen, mem)}
@@ -75,6 +82,7 @@ func (rd *reader) Next(ctx context.Context) (arrowflow.Batch, error) {
 	rec := rd.b.build(c.next, step, n)
 	c.next += int64(n) * step
 	rd.turn = k + 1
+	rd.last[0] = c.id
 	rd.pace.emitted += int64(n)
 	return arrowflow.NewBatch(rec), nil
 }
@@ -135,4 +143,19 @@ func (rd *reader) Close() error {
 	rd.b.pool.close()
 	rd.b = nil
 	return nil
+}
+
+// BatchSplits names the split of the last batch: every batch comes from
+// one split.
+func (rd *reader) BatchSplits() ([]string, []int32) { return rd.last[:], nil }
+
+// ActiveSplits lists the splits not yet generated to their end.
+func (rd *reader) ActiveSplits() []string {
+	rd.active = rd.active[:0]
+	for i := range rd.cursors {
+		if !rd.done(&rd.cursors[i]) {
+			rd.active = append(rd.active, rd.cursors[i].id)
+		}
+	}
+	return rd.active
 }
