@@ -12,7 +12,6 @@ import (
 	"github.com/weirflow/weir/sinks/blackhole"
 	icebergsink "github.com/weirflow/weir/sinks/iceberg"
 	kafkasink "github.com/weirflow/weir/sinks/kafka"
-	parquetsink "github.com/weirflow/weir/sinks/parquet"
 	printsink "github.com/weirflow/weir/sinks/print"
 	"github.com/weirflow/weir/sources/datagen"
 	"github.com/weirflow/weir/sources/files"
@@ -529,36 +528,6 @@ func filesystemSource(s scanSpec) (scanSource, error) {
 		return scanSource{}, semErrorf(o.pos, "table %s: %v", s.table, err)
 	}
 	return scanSource{src: src, watermarked: s.eventTime != ""}, nil
-}
-
-// filesystemSink writes Parquet files ('format' = 'parquet') under
-// 'path', with 'sink.rolling-policy.file-size', 'parquet.compression' and
-// 'parquet.block.size' (rows per row group, weir's reading).
-func filesystemSink(s sinkSpec) (arrowflow.Sink, error) {
-	o := s.opts
-	path, err := o.required("path")
-	if err != nil {
-		return nil, err
-	}
-	if f := o.str("format", ""); f != "parquet" {
-		return nil, hinted(o.errorf("format", "%q: the filesystem sink writes parquet", f), "set 'format' = 'parquet'")
-	}
-	po := parquetsink.Options{Path: strings.TrimPrefix(path, "file://"), PartitionBy: s.partitionBy}
-	if po.TargetFileSize, err = o.size("sink.rolling-policy.file-size", 0); err != nil {
-		return nil, err
-	}
-	po.Compression = strings.ToLower(o.str("parquet.compression", ""))
-	if po.Compression == "uncompressed" {
-		po.Compression = "none"
-	}
-	if po.RowGroupSize, err = o.integer("parquet.block.size", 0); err != nil {
-		return nil, err
-	}
-	sink, err := parquetsink.New(po)
-	if err != nil {
-		return nil, semErrorf(o.pos, "table %s: %v", s.table, err)
-	}
-	return sink, nil
 }
 
 // icebergSink reads the Flink Iceberg connector's options: 'catalog-type'

@@ -77,6 +77,13 @@ type PartitionCommit struct {
 
 func (pc PartitionCommit) enabled() bool { return pc.SuccessFile != "" }
 
+// Check reports what is wrong with pc for a table partitioned by
+// partitionBy, as New would.
+func (pc PartitionCommit) Check(partitionBy []string) error {
+	_, err := pc.validate(partitionBy)
+	return err
+}
+
 // validate checks pc for a table partitioned by partitionBy and returns
 // it with defaults filled in.
 func (pc PartitionCommit) validate(partitionBy []string) (PartitionCommit, error) {
