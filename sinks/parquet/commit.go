@@ -141,9 +141,9 @@ func leadingName(s string) string {
 	return s[:i]
 }
 
-// PartitionTime extracts the time of the partition whose values are
+// partitionTime extracts the time of the partition whose values are
 // given by column, as the partition-time trigger does.
-func (pc PartitionCommit) PartitionTime(values map[string]string) (time.Time, error) {
+func (pc PartitionCommit) partitionTime(values map[string]string) (time.Time, error) {
 	s := pc.TimestampPattern
 	for _, c := range pc.cols {
 		s = strings.ReplaceAll(s, "$"+c, values[c])
@@ -171,7 +171,7 @@ func (pc PartitionCommit) partitionTimeOf(dir string) (time.Time, error) {
 		}
 		values[col] = v
 	}
-	return pc.PartitionTime(values)
+	return pc.partitionTime(values)
 }
 
 // javaLayout turns a Java DateTimeFormatter pattern into a Go layout:
