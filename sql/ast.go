@@ -23,7 +23,7 @@ type Node interface {
 }
 
 // Statement is a statement of a script: *CreateTable, *CreateView, *Set,
-// *Reset, *Insert, *StatementSet, *Drop or *Query.
+// *Reset, *Insert, *StatementSet, *Drop, *CreateFunction or *Query.
 type Statement interface {
 	Node
 	statementNode()
@@ -232,23 +232,47 @@ const (
 	TableObject ObjectKind = iota
 	// ViewObject is DROP VIEW.
 	ViewObject
+	// FunctionObject is DROP FUNCTION.
+	FunctionObject
 )
 
-// String returns "TABLE" or "VIEW".
+// String returns "TABLE", "VIEW" or "FUNCTION".
 func (k ObjectKind) String() string {
-	if k == ViewObject {
+	switch k {
+	case ViewObject:
 		return "VIEW"
+	case FunctionObject:
+		return "FUNCTION"
 	}
 	return "TABLE"
 }
 
-// Drop is DROP [TEMPORARY] TABLE|VIEW [IF EXISTS] name.
+// Drop is DROP [TEMPORARY] TABLE|VIEW [IF EXISTS] name, or DROP
+// [TEMPORARY] [SYSTEM] FUNCTION [IF EXISTS] name.
 type Drop struct {
 	Pos       Pos
 	Kind      ObjectKind
 	Temporary bool
+	System    bool // DROP [TEMPORARY] SYSTEM FUNCTION
 	IfExists  bool
 	Name      *ObjectName
+}
+
+// CreateFunction is CREATE [TEMPORARY] [SYSTEM] FUNCTION [IF NOT EXISTS]
+// name AS 'identifier' [LANGUAGE JAVA|SCALA|PYTHON] [USING JAR 'path',
+// ...], Flink's syntax. The identifier is a Java class name in Flink;
+// weir binds the name to a built-in function the identifier names (see
+// docs/sql.md, "CREATE FUNCTION").
+type CreateFunction struct {
+	Pos           Pos
+	Temporary     bool
+	System        bool
+	IfNotExists   bool
+	Name          *ObjectName
+	Identifier    string   // the string after AS
+	IdentifierPos Pos      // where it is written
+	Language      string   // JAVA, SCALA or PYTHON; "" when not given
+	Jars          []string // USING JAR paths; nil without USING
 }
 
 // ---------------------------------------------------------------------------
@@ -1116,6 +1140,9 @@ func (n *StatementSet) Position() Pos { return n.Pos }
 // Position returns the position of the Drop.
 func (n *Drop) Position() Pos { return n.Pos }
 
+// Position returns the position of the CreateFunction.
+func (n *CreateFunction) Position() Pos { return n.Pos }
+
 // Position returns the position of the Query.
 func (n *Query) Position() Pos { return n.Pos }
 
@@ -1248,14 +1275,15 @@ func (n *DataType) Position() Pos { return n.Pos }
 // Position returns the position of the RowField.
 func (n *RowField) Position() Pos { return n.Pos }
 
-func (*CreateTable) statementNode()  {}
-func (*CreateView) statementNode()   {}
-func (*Set) statementNode()          {}
-func (*Reset) statementNode()        {}
-func (*Insert) statementNode()       {}
-func (*StatementSet) statementNode() {}
-func (*Drop) statementNode()         {}
-func (*Query) statementNode()        {}
+func (*CreateTable) statementNode()    {}
+func (*CreateView) statementNode()     {}
+func (*Set) statementNode()            {}
+func (*Reset) statementNode()          {}
+func (*Insert) statementNode()         {}
+func (*StatementSet) statementNode()   {}
+func (*Drop) statementNode()           {}
+func (*CreateFunction) statementNode() {}
+func (*Query) statementNode()          {}
 
 func (*Query) queryExprNode()  {}
 func (*Select) queryExprNode() {}

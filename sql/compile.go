@@ -125,6 +125,10 @@ type viewDef struct {
 }
 
 func (p *planner) compile(script *Script) (*Job, error) {
+	script, err := bindFunctions(script) // CREATE FUNCTION, DROP FUNCTION
+	if err != nil {
+		return nil, err
+	}
 	// Pass 1: the catalog and settings, in order; INSERTs are collected
 	// and planned once every SET is known (parallelism applies to all).
 	for _, st := range script.Statements {

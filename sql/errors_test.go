@@ -49,13 +49,13 @@ var errorCases = []struct {
 	{"missing column separator", "SELECT a b c FROM t", Pos{1, 12}, `found "c"`, "missing"},
 
 	// Unsupported statements, at the statement's start.
-	{"create function", "SET 'a' = 'b';\nCREATE TEMPORARY FUNCTION f AS 'com.x.F'", Pos{2, 1}, "CREATE FUNCTION is not supported", "Go functions"},
+	{"create or replace function", "SET 'a' = 'b';\nCREATE OR REPLACE FUNCTION f AS 'com.x.F'", Pos{2, 1}, "CREATE OR REPLACE FUNCTION is not supported", "FUNCTION name AS 'identifier'"},
 	{"create catalog", "CREATE CATALOG c WITH ('type' = 'iceberg')", Pos{1, 1}, "CREATE CATALOG is not supported", "no catalogs"},
 	{"use catalog", "USE CATALOG c", Pos{1, 1}, "USE CATALOG is not supported", "no catalogs"},
 	{"show", "SHOW TABLES", Pos{1, 1}, "SHOW TABLES is not supported", "remove it"},
 	{"explain", "EXPLAIN SELECT 1", Pos{1, 1}, "EXPLAIN is not supported", ""},
 	{"describe", "  DESCRIBE t", Pos{1, 3}, "DESCRIBE is not supported", ""},
-	{"drop function", "SELECT a FROM t; DROP FUNCTION f", Pos{1, 18}, "DROP FUNCTION is not supported", ""},
+	{"drop catalog", "SELECT a FROM t; DROP CATALOG c", Pos{1, 18}, "DROP CATALOG is not supported", ""},
 	{"create table like", "CREATE TABLE t (a INT) WITH ('x' = 'y') LIKE u", Pos{1, 41}, "LIKE is not supported", "declare all columns"},
 	{"create table as", "CREATE TABLE t WITH ('a' = 'b') AS SELECT 1", Pos{1, 33}, "AS SELECT is not supported", "INSERT INTO"},
 	{"match_recognize", "SELECT * FROM t MATCH_RECOGNIZE (PARTITION BY a)", Pos{1, 17}, "MATCH_RECOGNIZE is not supported", ""},

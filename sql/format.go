@@ -144,11 +144,38 @@ func (w *writer) statement(st Statement) {
 		if n.Temporary {
 			w.s("TEMPORARY ")
 		}
+		if n.System {
+			w.s("SYSTEM ")
+		}
 		w.s(n.Kind.String(), " ")
 		if n.IfExists {
 			w.s("IF EXISTS ")
 		}
 		w.s(n.Name.String())
+	case *CreateFunction:
+		w.s("CREATE ")
+		if n.Temporary {
+			w.s("TEMPORARY ")
+		}
+		if n.System {
+			w.s("SYSTEM ")
+		}
+		w.s("FUNCTION ")
+		if n.IfNotExists {
+			w.s("IF NOT EXISTS ")
+		}
+		w.s(n.Name.String(), " AS ", quoteString(n.Identifier))
+		if n.Language != "" {
+			w.s(" LANGUAGE ", n.Language)
+		}
+		for i, jar := range n.Jars {
+			if i == 0 {
+				w.s(" USING ")
+			} else {
+				w.s(", ")
+			}
+			w.s("JAR ", quoteString(jar))
+		}
 	case *Query:
 		w.query(n)
 	}

@@ -31,6 +31,9 @@ func newTableOptions(table string, pos Pos, opts []*Option) (*tableOptions, erro
 		}
 		o.m[op.Key], o.at[op.Key] = op.Value, op.Pos
 	}
+	if err := o.mapLegacyKeys(); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 

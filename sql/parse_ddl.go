@@ -12,6 +12,9 @@ func (p *parser) create() (Statement, error) {
 	temporary := p.acceptKw("TEMPORARY")
 	system := p.acceptKw("SYSTEM")
 	t := p.tok()
+	if t.kind == tokIdent && !orReplace && t.upper == "FUNCTION" {
+		return p.createFunction(start, temporary, system)
+	}
 	if t.kind == tokIdent && !orReplace && !system {
 		switch t.upper {
 		case "TABLE":
@@ -31,7 +34,7 @@ func (p *parser) create() (Statement, error) {
 	var hint string
 	switch t.upper {
 	case "FUNCTION":
-		hint = "weir does not load user-defined functions from jars or Python; call built-in functions, or Go functions registered with the engine, by name"
+		hint = "write CREATE [TEMPORARY [SYSTEM]] FUNCTION name AS 'identifier'"
 	case "CATALOG", "DATABASE":
 		hint = "weir has no catalogs or databases: declare tables with CREATE TABLE ... WITH (...) in the script"
 	case "TABLE":
@@ -42,6 +45,51 @@ func (p *parser) create() (Statement, error) {
 		hint = "weir supports CREATE TABLE and CREATE VIEW"
 	}
 	return nil, p.errAt(start.pos, name+" is not supported", hint)
+}
+
+// createFunction parses the rest of CREATE [TEMPORARY] [SYSTEM] FUNCTION
+// [IF NOT EXISTS] name AS 'identifier' [LANGUAGE JAVA|SCALA|PYTHON]
+// [USING JAR 'path' [, JAR 'path']...]. What the identifier names is
+// decided by the planner (see functions.go).
+func (p *parser) createFunction(start *token, temporary, system bool) (Statement, error) {
+	p.next() // FUNCTION
+	cf := &CreateFunction{Pos: start.pos, Temporary: temporary, System: system}
+	cf.IfNotExists = p.acceptKws("IF", "NOT", "EXISTS")
+	var err error
+	if cf.Name, err = p.objectName("function name"); err != nil {
+		return nil, err
+	}
+	if _, err := p.expectKw("AS"); err != nil {
+		return nil, err
+	}
+	cf.IdentifierPos = p.tok().pos
+	if cf.Identifier, err = p.stringLit("the function's identifier, a string such as 'com.example.MyFunction'"); err != nil {
+		return nil, err
+	}
+	if p.acceptKw("LANGUAGE") {
+		l := p.tok()
+		if l.kind != tokIdent || (l.upper != "JAVA" && l.upper != "SCALA" && l.upper != "PYTHON") {
+			return nil, p.errExpected("JAVA, SCALA or PYTHON")
+		}
+		cf.Language = l.upper
+		p.next()
+	}
+	if p.acceptKw("USING") {
+		for {
+			if _, err := p.expectKw("JAR"); err != nil {
+				return nil, err
+			}
+			jar, err := p.stringLit("the jar's path, a string")
+			if err != nil {
+				return nil, err
+			}
+			cf.Jars = append(cf.Jars, jar)
+			if !p.accept(tokComma) {
+				break
+			}
+		}
+	}
+	return cf, nil
 }
 
 // createTable parses the rest of CREATE [TEMPORARY] TABLE.

@@ -802,7 +802,8 @@ func (p *parser) statementSet() (Statement, error) {
 	return ss, nil
 }
 
-// drop parses DROP [TEMPORARY] TABLE|VIEW [IF EXISTS] name.
+// drop parses DROP [TEMPORARY] TABLE|VIEW [IF EXISTS] name and DROP
+// [TEMPORARY] [SYSTEM] FUNCTION [IF EXISTS] name.
 func (p *parser) drop() (Statement, error) {
 	t := p.next()
 	d := &Drop{Pos: t.pos}
@@ -812,15 +813,15 @@ func (p *parser) drop() (Statement, error) {
 		d.Kind = TableObject
 	case p.acceptKw("VIEW"):
 		d.Kind = ViewObject
+	case p.acceptKw("FUNCTION"):
+		d.Kind = FunctionObject
+	case p.acceptKws("SYSTEM", "FUNCTION"):
+		d.Kind, d.System = FunctionObject, true
 	default:
 		if n := p.tok(); n.kind == tokIdent {
-			obj := n.upper
-			if obj == "SYSTEM" && p.isKwAt(1, "FUNCTION") {
-				obj = "FUNCTION"
-			}
-			return nil, p.errAt(t.pos, "DROP "+obj+" is not supported", "weir drops tables and views only")
+			return nil, p.errAt(t.pos, "DROP "+n.upper+" is not supported", "weir drops tables, views and functions only")
 		}
-		return nil, p.errExpected("TABLE or VIEW")
+		return nil, p.errExpected("TABLE, VIEW or FUNCTION")
 	}
 	d.IfExists = p.acceptKws("IF", "EXISTS")
 	var err error

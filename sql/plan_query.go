@@ -1051,6 +1051,11 @@ func (p *planner) join(j *Join) (*relation, error) {
 	if err != nil {
 		return nil, err
 	}
+	if tr, ok := p.isLookupJoin(j, l); ok {
+		// FOR SYSTEM_TIME AS OF a processing-time attribute: a lookup
+		// join (plan_lookup.go); the table is not scanned as a stream.
+		return p.lookupJoin(j, kind, l, tr)
+	}
 	r, err := p.from(j.Right)
 	if err != nil {
 		return nil, err
@@ -1365,8 +1370,8 @@ func (p *planner) temporalJoin(j *Join, kind window.JoinKind, l, r *relation, ls
 		return nil, hinted(semErrorf(r.asOf.Position(), "FOR SYSTEM_TIME AS OF takes a time attribute of the join's left side"),
 			"FOR SYSTEM_TIME AS OF o.order_time")
 	case lt.proctime:
-		return nil, hinted(semErrorf(r.asOf.Position(), "processing-time temporal joins (lookup joins) are not supported"),
-			"join AS OF the left side's event-time attribute")
+		return nil, hinted(semErrorf(r.asOf.Position(), "a processing-time temporal join (a lookup join) reads a table directly, FOR SYSTEM_TIME AS OF a processing-time column of the left side"),
+			"JOIN t FOR SYSTEM_TIME AS OF b.p_time AS s ON b.k = s.key, with p_time AS PROCTIME() on the left")
 	case !lt.rowtime:
 		return nil, hinted(semErrorf(r.asOf.Position(), "FOR SYSTEM_TIME AS OF %s: the column is not a time attribute", lt.name),
 			"declare WATERMARK FOR "+lt.name+" AS ... on the left table")
