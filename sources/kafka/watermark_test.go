@@ -10,7 +10,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/kernels"
 	"github.com/weirflow/weir/sinks/blackhole"
+	"github.com/weirflow/weir/window"
 )
 
 // manualClock is a clock the test moves.
@@ -62,8 +64,19 @@ func (o *wmOracle) watermark(partitions ...int64) arrowflow.EventTime {
 
 // Each partition's watermark is its largest event time minus the bound;
 // the reader's is the minimum over partitions, until one of them is idle
-// for IdleTimeout.
+// for IdleTimeout. The same holds when the watermark is not the reader's
+// own but generated from an expression outside it
+// (window.SplitWatermarkSource, SQL's WATERMARK on a computed column),
+// from the partitions the reader says its rows came from.
 func TestWatermarksPerPartition(t *testing.T) {
+	for _, wrapped := range []bool{false, true} {
+		t.Run(map[bool]string{false: "reader", true: "SplitWatermarkSource"}[wrapped], func(t *testing.T) {
+			testWatermarksPerPartition(t, wrapped)
+		})
+	}
+}
+
+func testWatermarksPerPartition(t *testing.T, wrapped bool) {
 	c := newCluster(t, 1)
 	const topic = "events"
 	c.createTopic(topic, 2)
@@ -81,14 +94,20 @@ func TestWatermarksPerPartition(t *testing.T) {
 	const bound, idle = 1500 * time.Millisecond, 10 * time.Second
 	o := baseOptions(c, topic)
 	o.Metadata = []MetadataColumn{{Key: MetaTopic}, {Key: MetaPartition}}
-	o.EventTime = "ts"
-	o.MaxOutOfOrderness = bound
-	o.IdleTimeout = idle
 	o.BatchSize = 3
 	o.PartitionDiscoveryInterval = NoPartitionDiscovery
-	src := mustSource(t, o)
+	var src arrowflow.Source
+	if wrapped {
+		src = window.SplitWatermarkSource(mustSource(t, o), window.SplitWatermarkSpec{
+			Expr: kernels.Sub(kernels.Col("ts"), kernels.Lit(bound)), IdleTimeout: idle})
+	} else {
+		o.EventTime = "ts"
+		o.MaxOutOfOrderness = bound
+		o.IdleTimeout = idle
+		src = mustSource(t, o)
+	}
 	clock := &manualClock{now: time.Unix(1e9, 0)}
-	rd, err := src.Open(&arrowflow.TaskInfo{Parallelism: 1, Allocator: newMem(t), Clock: clock}, splitStates(mustSplits(t, src)))
+	rd, err := src.Open(&arrowflow.TaskInfo{Parallelism: 1, Allocator: newMem(t), Clock: clock}, splitStates(mustSplits(t, window.UnwrapSource(src).(*Source))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +128,7 @@ func TestWatermarksPerPartition(t *testing.T) {
 		if got, want := rd.Watermark(), oracle.watermark(0, 1); got != want {
 			t.Fatalf("after %d rows: watermark %s, want %s", total, got, want)
 		}
-		if rd.(*reader).Idle() {
+		if rd.(arrowflow.IdleReporter).Idle() {
 			t.Fatal("reader idle while reading")
 		}
 	}
@@ -138,11 +157,11 @@ func TestWatermarksPerPartition(t *testing.T) {
 	if got, want := rd.Watermark(), oracle.watermark(0); got != want {
 		t.Fatalf("with partition 1 idle: watermark %s, want partition 0's %s", got, want)
 	}
-	if rd.(*reader).Idle() {
+	if rd.(arrowflow.IdleReporter).Idle() {
 		t.Fatal("reader idle while partition 0 is active")
 	}
 	clock.advance(idle)
-	if !rd.(*reader).Idle() {
+	if !rd.(arrowflow.IdleReporter).Idle() {
 		t.Fatal("reader not idle after every partition was quiet for the idle timeout")
 	}
 	if got, want := rd.Watermark(), oracle.watermark(0); got != want {
