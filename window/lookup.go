@@ -225,17 +225,19 @@ type lookupOp struct {
 
 	table    arrow.RecordBatch  // the loaded rows, NULL keys dropped; nil before the first load
 	byHash   map[uint64][]int32 // key hash -> table rows
-	loadedAt time.Time          //
-	stats    LookupJoinStats    //
+	loadedAt time.Time          // when the table was read, on the task's clock
+	stats    LookupJoinStats    // the subtask's counters
 	hashes   []uint64           // scratch
 	pi, ti   []int32            // scratch: candidate pairs (probe row, table row)
 	ok       []bool             // scratch
 	pad      []int32            // scratch: unmatched probe rows
 	matched  []bool             // scratch: per selected probe row
 	keyCols  []arrow.Array      // scratch
-	probeRow []int32            // scratch: physical probe row per candidate
+	probeRow []int32            // scratch: the selected probe row (index k) per candidate
 }
 
+// Open checks the configuration; the table is read on the first probe
+// batch.
 func (o *lookupOp) Open(info *arrowflow.TaskInfo) error {
 	c, err := o.cfg.compile()
 	if err != nil {
