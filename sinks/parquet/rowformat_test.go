@@ -472,3 +472,16 @@ func TestRowFormatOptionErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// With the partition-time trigger, a partition whose values give no time
+// fails the write, naming the partition: it could never be committed.
+func TestPartitionTimeOfBadValues(t *testing.T) {
+	mem := newMem(t)
+	pc := parquet.PartitionCommit{SuccessFile: "_SUCCESS", Trigger: parquet.TriggerPartitionTime, TimestampPattern: "$dt $hm:00"}
+	s := newSink(t, parquet.Options{Format: parquet.FormatCSV, PartitionBy: []string{"dt", "hm"}, PartitionCommit: pc})
+	ws := openWriters(t, s, mem, 1)
+	err := ws[0].Write(ctx, hmBatch(mem, 0, "10:00", "late"))
+	if err == nil || !strings.Contains(err.Error(), "hm=late") || !strings.Contains(err.Error(), `"2026-12-03 late:00"`) {
+		t.Fatalf("error %v, want one naming the partition and its time", err)
+	}
+}

@@ -181,7 +181,10 @@ func (w *writer) Write(_ context.Context, b arrowflow.Batch) error {
 		if p == nil || !bytes.Equal(w.key, w.lastKey) {
 			p = w.parts[string(w.key)]
 			if p == nil {
-				p = w.newPartition(row)
+				var err error
+				if p, err = w.newPartition(row); err != nil {
+					return err
+				}
 				w.parts[string(w.key)] = p
 			}
 			last = p
@@ -201,13 +204,21 @@ func (w *writer) Write(_ context.Context, b arrowflow.Batch) error {
 }
 
 // newPartition makes the partition of row's values (the keyers are bound).
-func (w *writer) newPartition(row int) *partition {
+// With the partition-time trigger, a partition whose time cannot be
+// extracted is an error, as in Flink: it could never be committed.
+func (w *writer) newPartition(row int) (*partition, error) {
 	segs := make([]string, len(w.keyers))
 	for i, k := range w.keyers {
 		v, null := k.format(row)
 		segs[i] = partitionSegment(w.meta.PartitionBy[i].Name, v, null)
 	}
-	return &partition{dir: strings.Join(segs, "/")}
+	dir := strings.Join(segs, "/")
+	if pc := &w.s.opts.PartitionCommit; pc.enabled() && pc.Trigger == TriggerPartitionTime {
+		if _, err := pc.partitionTimeOf(dir); err != nil {
+			return nil, w.errorf("partition %s: %w", dir, err)
+		}
+	}
+	return &partition{dir: dir}, nil
 }
 
 // writeRows writes the rows sel of data (all rows when sel is nil) to
