@@ -110,12 +110,12 @@ docs/operations.md.`,
 				// Interrupted (Ctrl-C, SIGTERM): the way to stop an
 				// unbounded job, not a failure (as `weir job`).
 				if cmd.Context().Err() != nil && j != nil {
-					fmt.Fprintf(out, "job %s stopped after %d committed epochs%s; run it again with the same checkpoint folder (%s) to resume\n", job.Name, j.EpochsCompleted(), rejectedSummary(flags.rejected), flags.dir)
+					fmt.Fprintf(out, "job %s stopped after %d committed epochs%s; run it again with the same checkpoint folder (%s) to resume\n", job.Name, j.EpochsCompleted(), rejectedSummary(flags.rejected)+lateSummary(j), flags.dir)
 					return nil
 				}
 				return err
 			}
-			fmt.Fprintf(out, "job %s finished: %d epochs committed%s\n", job.Name, j.EpochsCompleted(), rejectedSummary(flags.rejected))
+			fmt.Fprintf(out, "job %s finished: %d epochs committed%s\n", job.Name, j.EpochsCompleted(), rejectedSummary(flags.rejected)+lateSummary(j))
 			return nil
 		},
 	}
@@ -159,6 +159,37 @@ func rejectedSummary(rejected map[string]status.RejectedFunc) string {
 		c := rejected[name]()
 		if c.Skipped != 0 || c.DeadLettered != 0 {
 			fmt.Fprintf(&b, ", %s: %d records skipped, %d dead-lettered", name, c.Skipped, c.DeadLettered)
+		}
+	}
+	return b.String()
+}
+
+// lateSummary is ", late rows dropped: op N, op M" for every operator
+// that dropped late rows (summed over its subtasks, in plan order); ""
+// when none did (or there is no job).
+func lateSummary(j *arrowflow.Job) string {
+	if j == nil {
+		return ""
+	}
+	var (
+		names []string
+		rows  = map[string]int64{}
+	)
+	for _, c := range j.OperatorCounts() {
+		if _, ok := rows[c.Operator]; !ok {
+			names = append(names, c.Operator)
+		}
+		rows[c.Operator] += c.LateRows
+	}
+	var b strings.Builder
+	for _, name := range names {
+		if n := rows[name]; n != 0 {
+			if b.Len() == 0 {
+				b.WriteString(", late rows dropped:")
+			} else {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, " %s %d", name, n)
 		}
 	}
 	return b.String()
