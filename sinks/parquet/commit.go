@@ -246,9 +246,12 @@ type jobCommits struct {
 }
 
 // epochWatermark is the watermark of an epoch: the lowest of its
-// subtasks', known when each of the n subtasks sent one.
-func epochWatermark(ps []*payload, n int) *int64 {
-	if len(ps) != n || n == 0 {
+// subtasks', known when each subtask that sent a payload had one. With
+// partition commits every running writer sends a payload, so a subtask
+// without one (nil among payloads) has finished: its input ended, and
+// its watermark is MaxEventTime.
+func epochWatermark(ps []*payload) *int64 {
+	if len(ps) == 0 {
 		return nil
 	}
 	wm := int64(math.MaxInt64)

@@ -1,6 +1,9 @@
 // Package parquet is a transactional Parquet file sink: each epoch's rows
 // become part of the table exactly once, however often the job fails and
-// recovers, through a two-phase commit per epoch.
+// recovers, through a two-phase commit per epoch. The same machinery
+// writes CSV and JSON files (Options.Format), and success files into
+// complete partitions (Options.PartitionCommit), for Flink's filesystem
+// SQL connector.
 //
 // Each subtask's writer splits batches by the values of the partition
 // columns into Hive-style folders (Path/day=2026-01-02/region=eu/...),
@@ -203,7 +206,7 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 		return err
 	}
 	job := ps[0].Job
-	wm := epochWatermark(ps, len(payloads))
+	wm := epochWatermark(ps)
 	files := false
 	for _, p := range ps {
 		files = files || len(p.Files) > 0
