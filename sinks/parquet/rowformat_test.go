@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
@@ -487,5 +488,79 @@ func TestPartitionTimeOfBadValues(t *testing.T) {
 	err := ws[0].Write(ctx, hmBatch(mem, 0, "10:00", "late"))
 	if err == nil || !strings.Contains(err.Error(), "hm=late") || !strings.Contains(err.Error(), `"2026-12-03 late:00"`) {
 		t.Fatalf("error %v, want one naming the partition and its time", err)
+	}
+}
+
+// A csv commit that stopped after moving some files, before its commit
+// log entry, leaves no success file although its watermark is the end of
+// the input. Recovery then either completes it (the checkpoint holds the
+// epoch: every file and every success file appear) or deletes the moved
+// files (it does not: no success file ever appears for them).
+func TestRowFormatCrashMidCommit(t *testing.T) {
+	pc := parquet.PartitionCommit{SuccessFile: "_SUCCESS", Trigger: parquet.TriggerPartitionTime, TimestampPattern: "$dt $hm:00"}
+	for _, inCheckpoint := range []bool{true, false} {
+		t.Run(fmt.Sprintf("in-checkpoint=%v", inCheckpoint), func(t *testing.T) {
+			mem := newMem(t)
+			opts := parquet.Options{Format: parquet.FormatCSV, PartitionBy: []string{"dt", "hm"}, PartitionCommit: pc}
+			s := newSink(t, opts)
+			root := s.Options().Path
+			ws := openWriters(t, s, mem, 2)
+			write(t, ws[0], hmBatch(mem, 0, "10:00", "10:01", "10:02"))
+			write(t, ws[1], hmBatch(mem, 10, "10:01", "10:03"))
+			wmAt(t, ws[0], "max")
+			wmAt(t, ws[1], "max")
+			payloads := preCommitAll(t, 9, ws)
+			moved := 0
+			for _, p := range payloads {
+				for i, f := range decodeStaged(t, p).Files {
+					if i%2 == 1 {
+						continue
+					}
+					final := filepath.Join(root, filepath.FromSlash(f.Path))
+					if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Rename(filepath.Join(root, filepath.FromSlash(f.Staged)), final); err != nil {
+						t.Fatal(err)
+					}
+					moved++
+				}
+			}
+			if moved == 0 {
+				t.Fatal("nothing moved")
+			}
+			opts.Path = root
+			s2 := newSink(t, opts)
+			if inCheckpoint {
+				if err := s2.Commit(ctx, 9, payloads); err != nil { // recovery commits the checkpoint's epoch again
+					t.Fatal(err)
+				}
+				if err := s2.Recover(ctx, job, 9); err != nil {
+					t.Fatal(err)
+				}
+				if got, want := successes(t, root), hmDirs("10:00", "10:01", "10:02", "10:03"); !slices.Equal(got, want) {
+					t.Fatalf("success files in %v, want %v", got, want)
+				}
+				if n := len(rowFiles(t, root, ".csv")); n != 5 {
+					t.Fatalf("%d files, want 5", n)
+				}
+				return
+			}
+			if err := s2.Recover(ctx, job, 8); err != nil {
+				t.Fatal(err)
+			}
+			ws2 := openWriters(t, s2, mem, 2)
+			wmAt(t, ws2[0], "max")
+			wmAt(t, ws2[1], "max")
+			if err := s2.Commit(ctx, 9, preCommitAll(t, 9, ws2)); err != nil {
+				t.Fatal(err)
+			}
+			if got := successes(t, root); len(got) != 0 {
+				t.Fatalf("success files for uncommitted data: %v", got)
+			}
+			if got := rowFiles(t, root, ".csv"); len(got) != 0 {
+				t.Fatalf("uncommitted files left: %v", got)
+			}
+		})
 	}
 }
