@@ -47,7 +47,7 @@ func TestCreateFunctionParses(t *testing.T) {
 // is an identifier too.
 func TestCreateFunctionBindsBuiltin(t *testing.T) {
 	const events, tps = 5000, 10_000
-	ddl := suiteScript(t, "q0", events, tps, t.TempDir())
+	ddl := lookupSuiteScript(t, "q0", events, tps, t.TempDir())
 	ddl = ddl[:strings.Index(ddl, "CREATE TABLE nexmark_q0")] + `
 CREATE TABLE out1 (auction BIGINT, extra VARCHAR, c BIGINT, u VARCHAR) WITH ('connector' = 'blackhole');
 `
@@ -98,7 +98,7 @@ INSERT INTO out1 SELECT auction, extra, CHARS(extra, 'c'), shout(extra) FROM bid
 // of 'c' in its extra. Skipped while weir has no DECIMAL arithmetic.
 func TestNexmarkSuiteQ14CreateFunction(t *testing.T) {
 	const events, tps = 20_000, 10_000
-	script := suiteScript(t, "q14", events, tps, t.TempDir())
+	script := lookupSuiteScript(t, "q14", events, tps, t.TempDir())
 	if _, err := Compile(context.Background(), script, Options{DryRun: true}); err != nil {
 		if strings.Contains(strings.ToUpper(err.Error()), "DECIMAL") {
 			t.Skipf("q14 needs DECIMAL: %v", err)

@@ -16,12 +16,12 @@ import (
 	"github.com/weirflow/weir/sources/nexmark"
 )
 
-// suiteScript is the Nexmark suite's query q as the suite's runner
+// lookupSuiteScript is the Nexmark suite's query q as the suite's runner
 // builds it: ddl_gen.sql, ddl_views.sql and qN.sql of
 // testdata/nexmark/suite, unmodified, with the runner's variables
 // substituted (the datagen table, events events at tps events per
 // second, FLINK_HOME flinkHome).
-func suiteScript(t *testing.T, q string, events, tps int, flinkHome string) string {
+func lookupSuiteScript(t *testing.T, q string, events, tps int, flinkHome string) string {
 	t.Helper()
 	var parts []string
 	for _, f := range []string{"ddl_gen.sql", "ddl_views.sql", q + ".sql"} {
@@ -128,7 +128,7 @@ func TestNexmarkSuiteQ13LookupJoin(t *testing.T) {
 	for _, b := range suiteBids(t, events, tps) {
 		want = append(want, fmtRow(b.auction, b.bidder, b.price, b.ts, values[b.auction%10000]))
 	}
-	script := suiteScript(t, "q13", events, tps, home)
+	script := lookupSuiteScript(t, "q13", events, tps, home)
 	for _, par := range []int{1, 2} {
 		t.Run(fmt.Sprintf("p%d", par), func(t *testing.T) {
 			got := compileRun(t, script, par, "nexmark_q13")
@@ -170,7 +170,7 @@ func TestLookupJoinLeftAndResidual(t *testing.T) {
 	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ddl := suiteScript(t, "q0", events, tps, home)
+	ddl := lookupSuiteScript(t, "q0", events, tps, home)
 	ddl = ddl[:strings.Index(ddl, "CREATE TABLE nexmark_q0")]
 	ddl += fmt.Sprintf(`
 CREATE TABLE side (k INT, v STRING) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'csv', 'lookup.join.cache.ttl' = '10 min');
@@ -208,7 +208,7 @@ JOIN side FOR SYSTEM_TIME AS OF b.pt AS s ON s.k = b.auction % 1000 AND b.price 
 func TestLookupJoinErrors(t *testing.T) {
 	home := t.TempDir()
 	writeSideInput(t, home)
-	ddl := suiteScript(t, "q0", 1000, 10_000, home)
+	ddl := lookupSuiteScript(t, "q0", 1000, 10_000, home)
 	ddl = ddl[:strings.Index(ddl, "CREATE TABLE nexmark_q0")]
 	ddl += fmt.Sprintf(`
 CREATE TABLE side (key BIGINT, v STRING) WITH ('connector' = 'filesystem', 'path' = '%s/data/side_input.txt', 'format' = 'csv');
