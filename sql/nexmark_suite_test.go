@@ -57,7 +57,9 @@ func suiteScript(t *testing.T, q string, rate, splits int, dir string) string {
 }
 
 // suiteRun compiles and runs the suite's query q and returns its rows
-// (formatted, sorted) and the generator the job read.
+// (formatted, sorted) and the generator the job read. The generator's
+// splits are each in event-time order, so no operator may drop a row as
+// late.
 func suiteRun(t *testing.T, q string, par, rate, splits int, dir string) ([]string, *nexmark.Source) {
 	t.Helper()
 	out := collect.New()
@@ -75,7 +77,11 @@ func suiteRun(t *testing.T, q string, par, rate, splits int, dir string) ([]stri
 	if src == nil {
 		t.Fatalf("%s: no nexmark source in the job", q)
 	}
-	return runGraph(t, job.Graph, out, nil), src
+	rows, late := runGraphLate(t, job.Graph, out, nil)
+	if late != 0 {
+		t.Errorf("%s: %d rows dropped as late; the splits are in order, none may be", q, late)
+	}
+	return rows, src
 }
 
 // suiteAnswers computes each query's rows, formatted as runGraph does,

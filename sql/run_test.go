@@ -32,6 +32,14 @@ func nexmarkScript(t *testing.T, q string) string {
 // rows, each formatted, sorted.
 func runGraph(t *testing.T, g *arrowflow.Graph, out *collect.Sink, perm []int) []string {
 	t.Helper()
+	rows, _ := runGraphLate(t, g, out, perm)
+	return rows
+}
+
+// runGraphLate is runGraph that also returns the late rows the job's
+// operators dropped, over all operators.
+func runGraphLate(t *testing.T, g *arrowflow.Graph, out *collect.Sink, perm []int) ([]string, int64) {
+	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	job, err := g.Plan(arrowflow.Options{Allocator: mem, CheckpointInterval: 20 * time.Millisecond})
 	if err != nil {
@@ -43,6 +51,10 @@ func runGraph(t *testing.T, g *arrowflow.Graph, out *collect.Sink, perm []int) [
 		t.Fatal(err)
 	}
 	mem.AssertSize(t, 0)
+	var late int64
+	for _, c := range job.OperatorCounts() {
+		late += c.LateRows
+	}
 	var rows []string
 	for _, r := range out.Rows() {
 		if perm != nil {
@@ -62,7 +74,7 @@ func runGraph(t *testing.T, g *arrowflow.Graph, out *collect.Sink, perm []int) [
 		rows = append(rows, strings.Join(parts, " | "))
 	}
 	sort.Strings(rows)
-	return rows
+	return rows, late
 }
 
 // runSQL compiles and runs the Nexmark query q written in SQL.
