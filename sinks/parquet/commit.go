@@ -340,6 +340,7 @@ func (s *Sink) commitPartitions(job string, ps []*payload, wm *int64) error {
 	}
 	final := jc.wm != nil && *jc.wm == int64(arrowflow.MaxEventTime)
 	now := s.now().UnixMilli()
+	fenced := false
 	for _, dir := range slices.Sorted(maps.Keys(jc.pending)) {
 		ready := final
 		if !ready {
@@ -356,6 +357,14 @@ func (s *Sink) commitPartitions(job string, ps []*payload, wm *int64) error {
 		}
 		if !ready {
 			continue
+		}
+		if !fenced {
+			// A job instance whose output was taken over writes no
+			// success file either.
+			if _, err := s.checkOwner(job); err != nil {
+				return err
+			}
+			fenced = true
 		}
 		folder := s.layout.abs(dir)
 		if _, err := os.Stat(folder); errors.Is(err, fs.ErrNotExist) {

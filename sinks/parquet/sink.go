@@ -200,6 +200,10 @@ func (s *Sink) decodePayloads(epoch uint64, payloads [][]byte) ([]*payload, erro
 // the payload says), it moves the rest and writes the entry. An epoch
 // without payloads (no subtask wrote a row) has nothing to commit and
 // leaves no entry.
+//
+// With Options.PartitionCommit it then writes the success files of the
+// partitions that are due (see PartitionCommit), after the entry: never
+// for files that are not committed.
 func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) error {
 	ps, err := s.decodePayloads(epoch, payloads)
 	if err != nil || len(ps) == 0 {
