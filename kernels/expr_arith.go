@@ -60,6 +60,9 @@ func compileArith(c *compiler, call *CallExpr, args []node) (node, error) {
 	if isNullLit(b) {
 		tb = ta
 	}
+	if da, db, float, ok := decimalOperands(a, b); ok && !float {
+		return compileDecArith(call, op, a, b, da, db)
+	}
 	var res, ca, cb arrow.DataType
 	if t, ok := numericCommon(ta, tb); ok {
 		res, ca, cb = t, t, t
@@ -452,6 +455,9 @@ func compileNeg(c *compiler, call *CallExpr, args []node) (node, error) {
 	a := args[0]
 	if isNullLit(a) {
 		return a, nil
+	}
+	if isDecimal(a.dtype()) {
+		return &decNegNode{nodeBase: nodeBase{src: call, dt: a.dtype()}, a: a}, nil
 	}
 	if _, ok := numKind(a.dtype()); !ok && a.dtype().ID() != arrow.DURATION {
 		return nil, compileErr(call, "cannot negate %s", typeName(a.dtype()))

@@ -81,7 +81,7 @@ func mustKind(dt arrow.DataType) physKind {
 	if dt.ID() == arrow.NULL {
 		return kindBool // an untyped NULL: every row null, storage unused
 	}
-	k, ok := kindOf(dt)
+	k, ok := exprKind(dt)
 	if !ok {
 		panic("BUG: no physical kind for " + dt.String())
 	}
@@ -93,7 +93,7 @@ func compileCast(src Expr, arg node, to arrow.DataType, try bool) (node, error) 
 	if to == nil {
 		return nil, compileErr(src, "cast without a target type")
 	}
-	if _, ok := kindOf(to); !ok {
+	if _, ok := exprKind(to); !ok {
 		return nil, compileErr(src, "cannot cast to %s: type not supported by expressions", to)
 	}
 	from := arg.dtype()
@@ -196,6 +196,9 @@ func isStringType(dt arrow.DataType) bool {
 
 // castFunc picks the conversion kernel for from -> to, or nil.
 func castFunc(from, to arrow.DataType) castFn {
+	if isDecimal(from) || isDecimal(to) {
+		return decimalCastFunc(from, to)
+	}
 	switch {
 	case isIntegerType(from) && isIntegerType(to):
 		return castIntInt(to)

@@ -52,6 +52,9 @@ func compileCompare(c *compiler, call *CallExpr, args []node) (node, error) {
 // newCompare builds a comparison of two compiled operands, converting
 // them to their common type.
 func newCompare(src Expr, op cmpOp, a, b node) (node, error) {
+	if n, ok, err := newDecCompare(src, op, a, b); ok {
+		return n, err
+	}
 	t, ok := comparableCommon(a.dtype(), b.dtype())
 	if !ok {
 		return nil, compileErr(src, "cannot compare %s with %s", typeName(a.dtype()), typeName(b.dtype()))

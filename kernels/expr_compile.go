@@ -111,7 +111,7 @@ func (c *compiler) compile(e Expr) (node, error) {
 			return nil, compileErr(e, "column name %q is ambiguous: it appears %d times in the input", e.Name, len(idx))
 		}
 		f := c.schema.Field(idx[0])
-		if _, ok := kindOf(f.Type); !ok {
+		if _, ok := exprKind(f.Type); !ok {
 			return nil, compileErr(e, "column %q has type %s, which expressions do not support", e.Name, f.Type)
 		}
 		return &colNode{nodeBase: nodeBase{src: e, dt: evalType(f.Type)}, idx: idx[0], colType: f.Type}, nil
@@ -164,6 +164,9 @@ func (n *colNode) eval(ctx *evalCtx, sel []int32) (*vec, error) {
 	if !arrow.TypeEqual(col.DataType(), n.colType) {
 		return nil, rowErr(n.src, -1, "column has type %s in this batch, the expression was compiled for %s", col.DataType(), n.colType)
 	}
+	if d, ok := col.(*array.Decimal128); ok {
+		return loadDecimal(d, sel, &n.s), nil
+	}
 	v, err := loadColumn(col, sel, &n.s)
 	if err != nil {
 		return nil, &ExprError{Expr: n.src.String(), Row: -1, Err: err}
@@ -212,6 +215,9 @@ func (p *Program) Eval(mem memory.Allocator, rec arrow.RecordBatch, sel []int32)
 			rows = len(sel)
 		}
 		return array.NewNull(rows), nil
+	}
+	if isDecimal(v.typ) {
+		return decToArray(mem, v, sel, p.ctx.n), nil
 	}
 	return v.toArray(mem, sel, p.ctx.n), nil
 }
@@ -301,7 +307,7 @@ func newLitNode(e *LiteralExpr) (node, error) {
 		n.v = vec{typ: arrow.Null, kind: kindBool}
 		return n, nil
 	}
-	kind, ok := kindOf(dt)
+	kind, ok := exprKind(dt)
 	if !ok {
 		return nil, compileErr(e, "literal type %s is not supported", dt)
 	}
@@ -383,6 +389,14 @@ func newLitNode(e *LiteralExpr) (node, error) {
 			return bad()
 		}
 	case kindBytes:
+		if d, ok := decType(dt); ok {
+			by, err := decLiteral(e, d)
+			if err != nil {
+				return nil, err
+			}
+			n.by = by
+			break
+		}
 		switch v := e.Value.(type) {
 		case string:
 			n.by = []byte(v)
@@ -436,7 +450,7 @@ func timeToUnit(t time.Time, u arrow.TimeUnit) int64 {
 func isNullLit(n node) bool { return n.dtype().ID() == arrow.NULL }
 
 func typedNull(src Expr, dt arrow.DataType) node {
-	kind, _ := kindOf(dt)
+	kind, _ := exprKind(dt)
 	return &litNode{nodeBase: nodeBase{src: src, dt: dt}, isNull: true, v: vec{typ: dt, kind: kind}}
 }
 

@@ -13,6 +13,9 @@ import (
 
 // numericCommon is the type two numeric evaluator types promote to.
 func numericCommon(a, b arrow.DataType) (arrow.DataType, bool) {
+	if isDecimal(a) && isFloatType(b) || isFloatType(a) && isDecimal(b) {
+		return arrow.PrimitiveTypes.Float64, true // DECIMAL with DOUBLE is DOUBLE, as in Flink
+	}
 	ka, oka := numKind(a)
 	kb, okb := numKind(b)
 	if !oka || !okb {
@@ -69,6 +72,9 @@ func comparableCommon(a, b arrow.DataType) (arrow.DataType, bool) {
 	}
 	if t, ok := numericCommon(a, b); ok {
 		return t, true
+	}
+	if isDecimal(a) || isDecimal(b) {
+		return decimalCommon(evalType(a), evalType(b))
 	}
 	a, b = evalType(a), evalType(b)
 	switch {
