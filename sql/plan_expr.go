@@ -381,9 +381,10 @@ func (sc *scope) translate(e Expr) (kernels.Expr, error) {
 	return nil, semErrorf(e.Position(), "%s: this kind of expression is not supported", Format(e))
 }
 
-// literal maps a SQL literal. Integers are INT when they fit, else
-// BIGINT (as in Flink); exact decimals such as 0.908 are computed as
-// DOUBLE (weir's kernels have no DECIMAL arithmetic).
+// literal maps a SQL literal as Calcite types it: integers are INT when
+// they fit, else BIGINT, else DECIMAL(p, 0); exact numbers with a point
+// are DECIMAL(p, s) with p the digits written and s those after the
+// point (0.908 is DECIMAL(4, 3)); numbers with an exponent are DOUBLE.
 func literal(l *Literal) (kernels.Expr, error) {
 	switch l.Kind {
 	case LitNull, LitUnknown:
@@ -393,17 +394,15 @@ func literal(l *Literal) (kernels.Expr, error) {
 	case LitInteger:
 		n, err := strconv.ParseInt(l.Value, 10, 64)
 		if err != nil {
-			f, ferr := strconv.ParseFloat(l.Value, 64)
-			if ferr != nil {
-				return nil, semErrorf(l.Pos, "number %s is out of range", l.Value)
-			}
-			return kernels.Lit(f), nil
+			return decimalLiteral(l)
 		}
 		if n >= math.MinInt32 && n <= math.MaxInt32 {
 			return kernels.Lit(int32(n)), nil
 		}
 		return kernels.Lit(n), nil
-	case LitDecimal, LitFloat:
+	case LitDecimal:
+		return decimalLiteral(l)
+	case LitFloat:
 		f, err := strconv.ParseFloat(l.Value, 64)
 		if err != nil {
 			return nil, semErrorf(l.Pos, "number %s: %v", l.Value, err)
@@ -425,6 +424,25 @@ func literal(l *Literal) (kernels.Expr, error) {
 		return kernels.Lit(arrow.Date32FromTime(t)), nil
 	}
 	return nil, semErrorf(l.Pos, "%s literals are not supported", Format(l))
+}
+
+// decimalLiteral is an exact number as DECIMAL(p, s), or as INT or
+// BIGINT when it has no digits after the point (1. is an INT, as in
+// Calcite).
+func decimalLiteral(l *Literal) (kernels.Expr, error) {
+	d, p, err := kernels.ParseDecimal(l.Value)
+	if err != nil {
+		return nil, hinted(semErrorf(l.Pos, "number %s: %v", l.Value, err), "write it as a DOUBLE with an exponent (1.5E40)")
+	}
+	if d.Scale == 0 {
+		if n, err := strconv.ParseInt(strings.TrimSuffix(l.Value, "."), 10, 64); err == nil {
+			if n >= math.MinInt32 && n <= math.MaxInt32 {
+				return kernels.Lit(int32(n)), nil
+			}
+			return kernels.Lit(n), nil
+		}
+	}
+	return &kernels.LiteralExpr{Value: d, Type: &arrow.Decimal128Type{Precision: p, Scale: d.Scale}}, nil
 }
 
 func parseTimestampLiteral(s string) (time.Time, error) {
