@@ -204,3 +204,15 @@ func CheckOwner(what string, recorded Owner, mine string) error {
 		return fmt.Errorf("%w: %s was taken over by %s; this job (checkpoint folder %s) stops and must not commit again", ErrFenced, what, recorded, mine)
 	}
 }
+
+// WatermarkWriter is implemented by sink writers that act on event time:
+// the filesystem sink commits a partition (writes its success file) once
+// the watermark passes the partition's time. The runtime calls
+// ProcessWatermark from the writer's goroutine each time the sink's
+// input watermark (the minimum over its inputs) moves forward, and with
+// MaxEventTime at the end of a bounded input, before the final barrier.
+// An error fails the job.
+type WatermarkWriter interface {
+	SinkWriter
+	ProcessWatermark(wm EventTime) error
+}

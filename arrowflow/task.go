@@ -208,6 +208,11 @@ func (e *tailEmitter) EmitWatermark(wm EventTime) error {
 	}
 	e.lastWM = wm
 	e.t.metrics.watermark.Store(int64(wm))
+	if ww, ok := e.t.writer.(WatermarkWriter); ok {
+		if err := ww.ProcessWatermark(wm); err != nil {
+			return e.t.nodeErr(e.t.sink, fmt.Errorf("watermark %s: %w", wm, err))
+		}
+	}
 	return e.t.broadcast(Message{Kind: KindWatermark, Watermark: wm})
 }
 

@@ -387,14 +387,7 @@ func (s *Sink) now() time.Time {
 	return time.Now()
 }
 
-// WatermarkWriter is implemented by the sink's writers: ProcessWatermark
-// takes the watermark of the writer's input, which partition-time
-// commits and the commit of every partition at the end of the input
-// need. A runtime that passes watermarks to sink writers calls it; one
-// that does not leaves partition-time partitions uncommitted (their data
-// is committed all the same).
-type WatermarkWriter interface {
-	ProcessWatermark(wm arrowflow.EventTime) error
-}
-
-var _ WatermarkWriter = (*writer)(nil)
+// The sink's writers take the watermark of their input
+// (arrowflow.WatermarkWriter), which partition-time commits and the
+// commit of every partition at the end of the input need.
+var _ arrowflow.WatermarkWriter = (*writer)(nil)

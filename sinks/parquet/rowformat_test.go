@@ -268,7 +268,7 @@ func wmAt(t *testing.T, w arrowflow.SinkWriter, hhmmss string) {
 	if hhmmss != "max" {
 		wm = arrowflow.EventTimeOf(sqlTime(t, "2026-12-03 "+hhmmss))
 	}
-	if err := w.(parquet.WatermarkWriter).ProcessWatermark(wm); err != nil {
+	if err := w.(arrowflow.WatermarkWriter).ProcessWatermark(wm); err != nil {
 		t.Fatal(err)
 	}
 }

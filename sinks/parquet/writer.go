@@ -346,7 +346,7 @@ func (w *writer) rollOnTime() error {
 // committed epoch (the lowest of the subtasks') passes the partition's
 // time plus the delay; MaxEventTime, the end of a bounded input, commits
 // every partition. The runtime calls it on sink writers that have it
-// (see WatermarkWriter).
+// (see arrowflow.WatermarkWriter).
 func (w *writer) ProcessWatermark(wm arrowflow.EventTime) error {
 	if !w.sawWM || wm > w.wm {
 		w.wm, w.sawWM = wm, true
