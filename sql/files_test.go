@@ -25,10 +25,17 @@ func compileRun(t *testing.T, script string, par int, out string) []string {
 	return runGraph(t, job.Graph, sink, nil)
 }
 
-// A Parquet table written by one SQL job (partitioned, committed per
-// epoch) is read back by another through the filesystem source, its
-// partition column from the folder names, windowed on a watermark.
+// A table written by one SQL job (partitioned, committed per epoch;
+// Parquet, CSV or JSON files) is read back by another through the
+// filesystem source, through its commit log, its partition column from
+// the folder names, windowed on a watermark.
 func TestFilesystemSourceReadsWhatTheSinkWrote(t *testing.T) {
+	for _, format := range []string{"parquet", "csv", "json"} {
+		t.Run(format, func(t *testing.T) { testFilesystemSourceReadsWhatTheSinkWrote(t, format) })
+	}
+}
+
+func testFilesystemSourceReadsWhatTheSinkWrote(t *testing.T, format string) {
 	dir := t.TempDir()
 	const rows = 6000
 	write := fmt.Sprintf(`
@@ -36,8 +43,8 @@ CREATE TABLE gen (id BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL 
     'connector' = 'datagen', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', 'fields.id.end' = '%d',
     'fields.ts.start' = '2026-03-01 12:00:00', 'fields.ts.interval' = '10 ms', 'splits' = '3');
 CREATE TABLE t (id BIGINT, v BIGINT, bucket INT, ts TIMESTAMP(3)) PARTITIONED BY (bucket)
-WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'parquet');
-INSERT INTO t SELECT id, id * 2, CAST(MOD(id, 3) AS INT), ts FROM gen;`, rows-1, filepath.Join(dir, "t"))
+WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = '%s');
+INSERT INTO t SELECT id, id * 2, CAST(MOD(id, 3) AS INT), ts FROM gen;`, rows-1, filepath.Join(dir, "t"), format)
 	job, err := Compile(context.Background(), write, Options{Parallelism: 2, ForceParallelism: true})
 	if err != nil {
 		t.Fatal(err)
@@ -67,14 +74,25 @@ INSERT INTO t SELECT id, id * 2, CAST(MOD(id, 3) AS INT), ts FROM gen;`, rows-1,
 	read := fmt.Sprintf(`
 CREATE TABLE t (id BIGINT, v BIGINT, bucket INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
 PARTITIONED BY (bucket)
-WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'parquet');
+WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = '%s');
 CREATE TABLE sums (bucket INT, ws TIMESTAMP(3), n BIGINT, total BIGINT) WITH ('connector' = 'blackhole');
 INSERT INTO sums
 SELECT bucket, window_start, COUNT(*), SUM(v)
 FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '5' SECOND))
-GROUP BY bucket, window_start, window_end;`, filepath.Join(dir, "t"))
+GROUP BY bucket, window_start, window_end;`, filepath.Join(dir, "t"), format)
 	for _, par := range []int{1, 2} {
 		compareRows(t, compileRun(t, read, par, "sums"), want)
+	}
+	other := map[string]string{"parquet": "csv", "csv": "json", "json": "parquet"}[format]
+	job, err = Compile(context.Background(), strings.Replace(read, "'format' = '"+format+"'", "'format' = '"+other+"'", 1), Options{Parallelism: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range job.Sources {
+		_, err = src.Splits(context.Background())
+	}
+	if err == nil || !strings.Contains(err.Error(), "read it with Format \""+format+"\"") {
+		t.Fatalf("reading the %s table as %s: %v", format, other, err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package files
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -178,13 +179,15 @@ func enclosingTable(path string, isDir bool) (string, error) {
 // sinks/parquet at table that lie under root (the table itself, one of its
 // folders or one of its files). Split ids are relative to root.
 func (s *Source) listTable(table, root string, rootIsDir bool) ([]listed, error) {
-	if s.opts.Format != Parquet {
-		return nil, fmt.Errorf("files source: %s is a Parquet table written by weir (it has a %s folder); read it with Format %q, not %q",
-			table, weirTableDir, Parquet, s.opts.Format)
-	}
 	committed, err := parquet.CommittedFiles(table)
 	if err != nil {
 		return nil, fmt.Errorf("files source: %w", err)
+	}
+	for _, cf := range committed {
+		if f := cmp.Or(cf.Format, parquet.FormatParquet); f != s.opts.Format {
+			return nil, fmt.Errorf("files source: %s is a table written by weir (it has a %s folder) whose file %s is %s; read it with Format %q, not %q",
+				table, weirTableDir, cf.Path, f, f, s.opts.Format)
+		}
 	}
 	absTable, err := filepath.Abs(table)
 	if err != nil {
