@@ -231,7 +231,7 @@ FROM bid;`
 func TestFilesystemSinkNexmarkSuiteQ10(t *testing.T) {
 	dir := t.TempDir()
 	want, _ := suiteRun(t, "q10", 2, 10000, 8, dir)
-	job, err := Compile(context.Background(), suiteScript(t, "q10", 10000, 8, dir), Options{Parallelism: 2, ForceParallelism: true})
+	job, err := Compile(context.Background(), suiteScript(t, "q10", suiteEvents, 10000, 8, dir), Options{Parallelism: 2, ForceParallelism: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,13 +49,13 @@ func TestCreateFunctionParses(t *testing.T) {
 // is an identifier too.
 func TestCreateFunctionBindsBuiltin(t *testing.T) {
 	const events, tps = 5000, 10_000
-	ddl := lookupSuiteScript(t, "q0", events, tps, t.TempDir())
+	ddl := suiteScript(t, "q0", events, tps, 0, t.TempDir())
 	ddl = ddl[:strings.Index(ddl, "CREATE TABLE nexmark_q0")] + `
 CREATE TABLE out1 (auction BIGINT, extra VARCHAR, c BIGINT, u VARCHAR) WITH ('connector' = 'blackhole');
 `
 	var want []string
-	for _, b := range suiteBids(t, events, tps) {
-		want = append(want, fmtRow(b.auction, b.extra, int64(strings.Count(b.extra, "c")), strings.ToUpper(b.extra)))
+	for _, b := range suiteRef(t, events, tps).Bids {
+		want = append(want, fmtRow(b.Auction, b.Extra, int64(strings.Count(b.Extra, "c")), strings.ToUpper(b.Extra)))
 	}
 	got := compileRun(t, ddl+`
 CREATE TEMPORARY FUNCTION chars AS 'com.github.nexmark.flink.udf.CountChar';
@@ -100,20 +100,20 @@ INSERT INTO out1 SELECT auction, extra, CHARS(extra, 'c'), shout(extra) FROM bid
 // price, its time of day and the count of 'c' in its extra.
 func TestNexmarkSuiteQ14CreateFunction(t *testing.T) {
 	const events, tps = 20_000, 10_000
-	script := lookupSuiteScript(t, "q14", events, tps, t.TempDir())
+	script := suiteScript(t, "q14", events, tps, 0, t.TempDir())
 	// Rows by everything but the price, each with the prices it may have.
 	want := map[string][]int64{}
 	n := 0
-	for _, b := range suiteBids(t, events, tps) {
-		if p := b.price * 908; p > 1_000_000_000 && p < 50_000_000_000 {
+	for _, b := range suiteRef(t, events, tps).Bids {
+		if p := b.Price * 908; p > 1_000_000_000 && p < 50_000_000_000 {
 			typ := "otherTime"
-			if h := b.ts.UTC().Hour(); h >= 8 && h <= 18 {
+			if h := b.DateTime.UTC().Hour(); h >= 8 && h <= 18 {
 				typ = "dayTime"
 			} else if h <= 6 || h >= 20 {
 				typ = "nightTime"
 			}
-			k := fmt.Sprintf("%d | %d | %s | %v | %s | %d", b.auction, b.bidder, typ, b.ts, b.extra, strings.Count(b.extra, "c"))
-			want[k] = append(want[k], b.price)
+			k := fmt.Sprintf("%d | %d | %s | %v | %s | %d", b.Auction, b.Bidder, typ, b.DateTime, b.Extra, strings.Count(b.Extra, "c"))
+			want[k] = append(want[k], b.Price)
 			n++
 		}
 	}

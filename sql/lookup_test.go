@@ -4,97 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/weirflow/weir/arrowflow"
-	"github.com/weirflow/weir/sources/nexmark"
 )
-
-// lookupSuiteScript is the Nexmark suite's query q as the suite's runner
-// builds it: ddl_gen.sql, ddl_views.sql and qN.sql of
-// testdata/nexmark/suite, unmodified, with the runner's variables
-// substituted (the datagen table, events events at tps events per
-// second, FLINK_HOME flinkHome).
-func lookupSuiteScript(t *testing.T, q string, events, tps int, flinkHome string) string {
-	t.Helper()
-	var parts []string
-	for _, f := range []string{"ddl_gen.sql", "ddl_views.sql", q + ".sql"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "nexmark", "suite", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts = append(parts, string(b))
-	}
-	return strings.NewReplacer(
-		"${NEXMARK_TABLE}", "datagen",
-		"${TPS}", fmt.Sprint(tps),
-		"${EVENTS_NUM}", fmt.Sprint(events),
-		"${PERSON_PROPORTION}", "1",
-		"${AUCTION_PROPORTION}", "3",
-		"${BID_PROPORTION}", "46",
-		"${FLINK_HOME}", flinkHome,
-	).Replace(strings.Join(parts, "\n"))
-}
-
-// suiteBid is a bid of the generator as the suite's bid view has it.
-type suiteBid struct {
-	auction, bidder, price int64
-	ts                     time.Time
-	extra                  string
-}
-
-// suiteBids runs the Nexmark generator in-process with the suite's
-// datagen options (seed 0, default splits) and returns its bids.
-func suiteBids(t *testing.T, events, tps int) []suiteBid {
-	t.Helper()
-	src, err := nexmark.New(nexmark.Config{Events: int64(events), EventsPerSecond: int64(tps)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	splits, err := src.Splits(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	states := make([]arrowflow.SplitState, len(splits))
-	for i, s := range splits {
-		states[i] = arrowflow.SplitState{Split: s}
-	}
-	rd, err := src.Open(&arrowflow.TaskInfo{Job: "ref", Parallelism: 1, Allocator: memory.DefaultAllocator}, states)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	var bids []suiteBid
-	for {
-		b, err := rd.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			return bids
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b.IsZero() {
-			continue
-		}
-		rec, err := nexmark.Project(memory.DefaultAllocator, b, nexmark.BidEvent)
-		if err != nil {
-			t.Fatal(err)
-		}
-		col := func(name string) int { return rec.Schema().FieldIndices(name)[0] }
-		for i := 0; i < int(rec.NumRows()); i++ {
-			v := func(name string) any { return arrowflow.ValueAt(rec.Column(col(name)), i) }
-			bids = append(bids, suiteBid{v("auction").(int64), v("bidder").(int64), v("price").(int64), v("dateTime").(time.Time), v("extra").(string)})
-		}
-		rec.Release()
-		b.Release()
-	}
-}
 
 // writeSideInput writes the side input of q13 under home/data: CSV rows
 // key,value for keys 0..9999, and returns the value of each key.
@@ -125,10 +41,10 @@ func TestNexmarkSuiteQ13LookupJoin(t *testing.T) {
 	home := t.TempDir()
 	values := writeSideInput(t, home)
 	var want []string
-	for _, b := range suiteBids(t, events, tps) {
-		want = append(want, fmtRow(b.auction, b.bidder, b.price, b.ts, values[b.auction%10000]))
+	for _, b := range suiteRef(t, events, tps).Bids {
+		want = append(want, fmtRow(b.Auction, b.Bidder, b.Price, b.DateTime, values[b.Auction%10000]))
 	}
-	script := lookupSuiteScript(t, "q13", events, tps, home)
+	script := suiteScript(t, "q13", events, tps, 0, home)
 	for _, par := range []int{1, 2} {
 		t.Run(fmt.Sprintf("p%d", par), func(t *testing.T) {
 			got := compileRun(t, script, par, "nexmark_q13")
@@ -170,36 +86,36 @@ func TestLookupJoinLeftAndResidual(t *testing.T) {
 	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ddl := lookupSuiteScript(t, "q0", events, tps, home)
+	ddl := suiteScript(t, "q0", events, tps, 0, home)
 	ddl = ddl[:strings.Index(ddl, "CREATE TABLE nexmark_q0")]
 	ddl += fmt.Sprintf(`
 CREATE TABLE side (k INT, v STRING) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'csv', 'lookup.join.cache.ttl' = '10 min');
 CREATE TABLE out1 (auction BIGINT, price BIGINT, v STRING) WITH ('connector' = 'blackhole');
 `, path)
-	bids := suiteBids(t, events, tps)
+	bids := suiteRef(t, events, tps).Bids
 	var left, inner []string
 	for _, b := range bids {
-		k := b.auction % 1000
+		k := b.Auction % 1000
 		v, ok := values[k]
 		if ok {
-			left = append(left, fmtRow(b.auction, b.price, v))
-			if b.price > 1000 {
-				inner = append(inner, fmtRow(b.auction, b.price, v))
+			left = append(left, fmtRow(b.Auction, b.Price, v))
+			if b.Price > 1000 {
+				inner = append(inner, fmtRow(b.Auction, b.Price, v))
 			}
 		} else {
-			left = append(left, fmtRow(b.auction, b.price, nil))
+			left = append(left, fmtRow(b.Auction, b.Price, nil))
 		}
 	}
 	for _, par := range []int{1, 2} {
 		got := compileRun(t, ddl+`
-INSERT INTO out1 SELECT b.auction, b.price, s.v
+INSERT INTO out1 SELECT b.Auction, b.Price, s.v
 FROM (SELECT *, PROCTIME() AS pt FROM bid) b
-LEFT JOIN side FOR SYSTEM_TIME AS OF b.pt AS s ON s.k = b.auction % 1000;`, par, "out1")
+LEFT JOIN side FOR SYSTEM_TIME AS OF b.pt AS s ON s.k = b.Auction % 1000;`, par, "out1")
 		compareRows(t, got, append([]string(nil), left...))
 		got = compileRun(t, ddl+`
-INSERT INTO out1 SELECT b.auction, b.price, s.v
+INSERT INTO out1 SELECT b.Auction, b.Price, s.v
 FROM (SELECT *, PROCTIME() AS pt FROM bid) b
-JOIN side FOR SYSTEM_TIME AS OF b.pt AS s ON s.k = b.auction % 1000 AND b.price > 1000;`, par, "out1")
+JOIN side FOR SYSTEM_TIME AS OF b.pt AS s ON s.k = b.Auction % 1000 AND b.Price > 1000;`, par, "out1")
 		compareRows(t, got, append([]string(nil), inner...))
 	}
 }
@@ -208,22 +124,22 @@ JOIN side FOR SYSTEM_TIME AS OF b.pt AS s ON s.k = b.auction % 1000 AND b.price 
 func TestLookupJoinErrors(t *testing.T) {
 	home := t.TempDir()
 	writeSideInput(t, home)
-	ddl := lookupSuiteScript(t, "q0", 1000, 10_000, home)
+	ddl := suiteScript(t, "q0", 1000, 10_000, 0, home)
 	ddl = ddl[:strings.Index(ddl, "CREATE TABLE nexmark_q0")]
 	ddl += fmt.Sprintf(`
 CREATE TABLE side (key BIGINT, v STRING) WITH ('connector' = 'filesystem', 'path' = '%s/data/side_input.txt', 'format' = 'csv');
 CREATE TABLE out1 (auction BIGINT, v STRING) WITH ('connector' = 'blackhole');
 `, home)
 	cases := []struct{ name, query, msg string }{
-		{"not a table", "INSERT INTO out1 SELECT b.auction, s.extra FROM (SELECT *, PROCTIME() AS pt FROM bid) b JOIN bid FOR SYSTEM_TIME AS OF b.pt AS s ON s.auction = b.auction;",
+		{"not a table", "INSERT INTO out1 SELECT b.Auction, s.extra FROM (SELECT *, PROCTIME() AS pt FROM bid) b JOIN bid FOR SYSTEM_TIME AS OF b.pt AS s ON s.auction = b.Auction;",
 			"is a view; a lookup join reads a table"},
-		{"not filesystem", "INSERT INTO out1 SELECT b.auction, s.extra FROM (SELECT *, PROCTIME() AS pt FROM bid) b JOIN datagen FOR SYSTEM_TIME AS OF b.pt AS s ON s.event_type = b.auction;",
+		{"not filesystem", "INSERT INTO out1 SELECT b.Auction, s.extra FROM (SELECT *, PROCTIME() AS pt FROM bid) b JOIN datagen FOR SYSTEM_TIME AS OF b.pt AS s ON s.event_type = b.Auction;",
 			"the nexmark connector cannot be looked up"},
-		{"no key", "INSERT INTO out1 SELECT b.auction, s.v FROM (SELECT *, PROCTIME() AS pt FROM bid) b JOIN side FOR SYSTEM_TIME AS OF b.pt AS s ON s.key > b.auction;",
+		{"no key", "INSERT INTO out1 SELECT b.Auction, s.v FROM (SELECT *, PROCTIME() AS pt FROM bid) b JOIN side FOR SYSTEM_TIME AS OF b.pt AS s ON s.key > b.Auction;",
 			"needs an equality of a column of side"},
-		{"right join", "INSERT INTO out1 SELECT b.auction, s.v FROM (SELECT *, PROCTIME() AS pt FROM bid) b RIGHT JOIN side FOR SYSTEM_TIME AS OF b.pt AS s ON s.key = b.auction;",
+		{"right join", "INSERT INTO out1 SELECT b.Auction, s.v FROM (SELECT *, PROCTIME() AS pt FROM bid) b RIGHT JOIN side FOR SYSTEM_TIME AS OF b.pt AS s ON s.key = b.Auction;",
 			"inner or LEFT join"},
-		{"left join residual", "INSERT INTO out1 SELECT b.auction, s.v FROM (SELECT *, PROCTIME() AS pt FROM bid) b LEFT JOIN side FOR SYSTEM_TIME AS OF b.pt AS s ON s.key = b.auction AND b.price > 3;",
+		{"left join residual", "INSERT INTO out1 SELECT b.Auction, s.v FROM (SELECT *, PROCTIME() AS pt FROM bid) b LEFT JOIN side FOR SYSTEM_TIME AS OF b.pt AS s ON s.key = b.Auction AND b.Price > 3;",
 			"a LEFT lookup join's ON may only equate"},
 	}
 	for _, c := range cases {

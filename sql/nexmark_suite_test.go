@@ -25,10 +25,12 @@ import (
 const suiteEvents = 30_000
 
 // suiteScript is the suite's job for query q: ddl_gen.sql, ddl_views.sql
-// and qN.sql with the placeholders substituted. The generator's splits
-// are weir's, not the suite's: the runner's parallelism is set by the
-// test, which adds 'splits' to the generator table's options.
-func suiteScript(t *testing.T, q string, rate, splits int, dir string) string {
+// and qN.sql with the placeholders substituted (events events at rate
+// events per second, FLINK_HOME and NEXMARK_DIR dir). The generator's
+// splits are weir's, not the suite's: the runner's parallelism is set by
+// the test, which adds 'splits' to the generator table's options (0:
+// the default).
+func suiteScript(t *testing.T, q string, events, rate, splits int, dir string) string {
 	t.Helper()
 	var b strings.Builder
 	for _, f := range []string{"ddl_gen.sql", "ddl_views.sql", q + ".sql"} {
@@ -41,7 +43,7 @@ func suiteScript(t *testing.T, q string, rate, splits int, dir string) string {
 	}
 	s := strings.NewReplacer(
 		"${TPS}", fmt.Sprint(rate),
-		"${EVENTS_NUM}", fmt.Sprint(suiteEvents),
+		"${EVENTS_NUM}", fmt.Sprint(events),
 		"${PERSON_PROPORTION}", "1",
 		"${AUCTION_PROPORTION}", "3",
 		"${BID_PROPORTION}", "46",
@@ -53,7 +55,26 @@ func suiteScript(t *testing.T, q string, rate, splits int, dir string) string {
 	if strings.Contains(s, "${") {
 		t.Fatalf("%s: a placeholder is left: %s", q, s[strings.Index(s, "${"):][:40])
 	}
+	if splits == 0 {
+		return s
+	}
 	return strings.Replace(s, "'connector' = 'nexmark',", fmt.Sprintf("'connector' = 'nexmark',\n    'splits' = '%d',", splits), 1)
+}
+
+// suiteRef reads the events of the suite's generator table with events
+// events at rate events per second (any splits: an event depends only on
+// its position).
+func suiteRef(t *testing.T, events, rate int) nexmarkref.Events {
+	t.Helper()
+	src, err := nexmark.New(nexmark.Config{Events: int64(events), EventsPerSecond: int64(rate)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := nexmarkref.Read(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
 }
 
 // suiteRun compiles and runs the suite's query q and returns its rows
@@ -63,7 +84,7 @@ func suiteScript(t *testing.T, q string, rate, splits int, dir string) string {
 func suiteRun(t *testing.T, q string, par, rate, splits int, dir string) ([]string, *nexmark.Source) {
 	t.Helper()
 	out := collect.New()
-	job, err := Compile(context.Background(), suiteScript(t, q, rate, splits, dir),
+	job, err := Compile(context.Background(), suiteScript(t, q, suiteEvents, rate, splits, dir),
 		Options{Parallelism: par, ForceParallelism: true, Sinks: map[string]arrowflow.Sink{"nexmark_" + q: out}})
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
