@@ -19,13 +19,17 @@ type AggFunc int
 //   - AggCount, count(x): the number of rows where x is not null. int64.
 //   - AggSum, sum(x): over signed or unsigned integers an int64 (a sum that
 //     leaves the int64 range, at any point in the order rows are added, is
-//     an error), over floats a float64. Null for a group with no non-null x.
+//     an error), over floats a float64, over decimal128(p, s) a
+//     decimal128(38, s) (null once the running sum needs more than 38
+//     digits, agg_decimal.go). Null for a group with no non-null x.
 //   - AggMin, AggMax: over numbers, strings, binaries, booleans, decimal128,
 //     dates, times, timestamps and durations; the result has x's type. For
 //     floats NaN is greater than every other value (as in PostgreSQL and
 //     DuckDB). Null for a group with no non-null x.
 //   - AggAvg, avg(x): over integers and floats, a float64 (the sum is kept
-//     as a float64). Null for a group with no non-null x.
+//     as a float64); over decimal128(p, s) a decimal128(38, max(s, 6)), the
+//     exact sum divided by the count and rounded HALF_UP, as Flink. Null
+//     for a group with no non-null x.
 //   - AggCountDistinct, count(distinct x): the number of distinct non-null
 //     x, with grouping equality (-0 = +0, NaN = NaN). int64.
 //   - AggFirst, AggLast, first(x, t) and last(x, t): x of the row with the

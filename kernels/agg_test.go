@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -267,6 +268,7 @@ func (a gbValue) String() string {
 type gbRefAcc struct {
 	rows, count int64
 	isum        int64
+	dsum        big.Int // decimal128 sums, exact
 	fsum, fabs  float64
 	has         bool
 	best        gbValue
@@ -384,6 +386,8 @@ func (r *gbRef) fold(acc *gbRefAcc, spec AggregateSpec, rec arrow.RecordBatch, i
 		case 'f':
 			acc.fsum += x.f
 			acc.fabs += math.Abs(x.f)
+		case 'd':
+			acc.dsum.Add(&acc.dsum, x.d.BigInt())
 		}
 	case AggMin:
 		if !acc.has || x.less(acc.best) {
@@ -419,10 +423,23 @@ func (r *gbRef) expected(g, a int, argType arrow.DataType) (want gbValue, approx
 		if arrow.IsFloating(argType.ID()) {
 			return gbValue{kind: 'f', f: acc.fsum}, true, 1e-9*acc.fabs + 1e-12
 		}
+		if argType.ID() == arrow.DECIMAL128 { // DECIMAL(38, s), exact
+			return gbValue{kind: 'd', d: decimal128.FromBigInt(&acc.dsum)}, false, 0
+		}
 		return gbValue{kind: 'i', i: acc.isum}, false, 0
 	case AggAvg:
 		if acc.count == 0 {
 			return gbValue{null: true}, false, 0
+		}
+		if dt, ok := argType.(*arrow.Decimal128Type); ok {
+			// DECIMAL(38, max(s, 6)): sum / count rounded HALF_UP.
+			rs := max(dt.Scale, 6)
+			num := new(big.Int).Mul(&acc.dsum, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(rs-dt.Scale)), nil))
+			q, rem := new(big.Int).QuoRem(num, big.NewInt(acc.count), new(big.Int))
+			if rem.Abs(rem).Lsh(rem, 1).Cmp(big.NewInt(acc.count)) >= 0 {
+				q.Add(q, big.NewInt(int64(num.Sign())))
+			}
+			return gbValue{kind: 'd', d: decimal128.FromBigInt(q)}, false, 0
 		}
 		return gbValue{kind: 'f', f: acc.fsum / float64(acc.count)}, true, (1e-9*acc.fabs + 1e-12) / float64(acc.count)
 	default: // min, max, first, last
@@ -735,7 +752,7 @@ func gbSupports(f AggFunc, dt arrow.DataType) bool {
 	numeric := arrow.IsInteger(dt.ID()) || arrow.IsFloating(dt.ID())
 	switch f {
 	case AggSum, AggAvg:
-		return numeric
+		return numeric || dt.ID() == arrow.DECIMAL128
 	case AggMin, AggMax:
 		switch dt.ID() {
 		case arrow.FIXED_SIZE_BINARY, arrow.DECIMAL256:

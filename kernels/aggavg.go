@@ -27,6 +27,8 @@ func newAvgAcc(dt arrow.DataType) Accumulator {
 		return &avgAcc[float32]{argType: dt}
 	case arrow.FLOAT64:
 		return &avgAcc[float64]{argType: dt}
+	case arrow.DECIMAL128:
+		return newAvgDecimalAcc(dt.(*arrow.Decimal128Type))
 	}
 	return nil
 }

@@ -32,6 +32,8 @@ func newSumAcc(dt arrow.DataType) Accumulator {
 		return &sumFloatAcc[float32]{argType: dt}
 	case arrow.FLOAT64:
 		return &sumFloatAcc[float64]{argType: dt}
+	case arrow.DECIMAL128:
+		return newSumDecimalAcc(dt.(*arrow.Decimal128Type))
 	}
 	return nil
 }

@@ -154,3 +154,52 @@ func planType(t *testing.T, ddl, expr string) string {
 	}
 	return r.visible()[0].typ.String()
 }
+
+// SUM, AVG, MIN, MAX and COUNT of q1's DECIMAL(23, 3) prices per auction
+// and window, against math/big: SUM is DECIMAL(38, 3), AVG DECIMAL(38, 6)
+// rounded HALF_UP, as in Flink.
+func TestDecimalWindowAggregatesAgainstBig(t *testing.T) {
+	bids, _ := readNexmark(t)
+	type acc struct {
+		sum, min, max *big.Rat
+		n             int64
+	}
+	groups := map[int64]*acc{}
+	for _, b := range bids {
+		eur := big.NewRat(908*b.price, 1000)
+		a := groups[b.auction]
+		if a == nil {
+			a = &acc{sum: new(big.Rat), min: eur, max: eur}
+			groups[b.auction] = a
+		}
+		a.sum.Add(a.sum, eur)
+		if eur.Cmp(a.min) < 0 {
+			a.min = eur
+		}
+		if eur.Cmp(a.max) > 0 {
+			a.max = eur
+		}
+		a.n++
+	}
+	var want []string
+	for auction, a := range groups {
+		avg := decOracleRound(new(big.Rat).Quo(a.sum, big.NewRat(a.n, 1)), 6)
+		want = append(want, fmtRow(auction, a.sum.FloatString(3), avg, a.min.FloatString(3), a.max.FloatString(3), a.n))
+	}
+	got := runScript(t, `
+CREATE TABLE agg (auction BIGINT, s DECIMAL(38, 3), a DECIMAL(38, 6), mn DECIMAL(23, 3), mx DECIMAL(23, 3), c BIGINT)
+WITH ('connector' = 'blackhole');
+INSERT INTO agg
+SELECT auction, SUM(0.908 * price), AVG(0.908 * price), MIN(0.908 * price), MAX(0.908 * price), COUNT(0.908 * price)
+FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '1' HOUR))
+GROUP BY window_start, window_end, auction;`, "agg", 2)
+	for i, r := range got {
+		f := strings.Split(r, " | ")
+		if len(f) != 6 {
+			t.Fatalf("row %q", r)
+		}
+		f[1], f[2], f[3], f[4] = decField(t, f[1], 3), decField(t, f[2], 6), decField(t, f[3], 3), decField(t, f[4], 3)
+		got[i] = strings.Join(f, " | ")
+	}
+	compareRows(t, got, want)
+}
