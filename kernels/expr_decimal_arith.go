@@ -85,7 +85,15 @@ func (n *decArithNode) eval(ctx *evalCtx, sel []int32) (*vec, error) {
 	if n.exact {
 		switch n.op {
 		case opMul:
-			forSel(sel, ctx.n, func(r int32) { decPut(data, r, decAt(a, r).Mul(decAt(b, r))) })
+			if sel == nil {
+				for r := range int32(ctx.n) {
+					decPut(data, r, decAt(a, r).Mul(decAt(b, r)))
+				}
+				break
+			}
+			for _, r := range sel {
+				decPut(data, r, decAt(a, r).Mul(decAt(b, r)))
+			}
 		case opAdd:
 			forSel(sel, ctx.n, func(r int32) { decPut(data, r, decAt(a, r).Add(decAt(b, r))) })
 		case opSub:

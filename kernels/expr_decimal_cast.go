@@ -28,7 +28,7 @@ func decimalCastFunc(from, to arrow.DataType) castFn {
 		case isDecimal(from):
 			return castDecDec(from.(*arrow.Decimal128Type), dt)
 		case isIntegerType(from):
-			return castIntDec(dt)
+			return castIntDec(from, dt)
 		case from.ID() == arrow.BOOL:
 			return castBoolDec(dt)
 		case isFloatType(from):
@@ -73,9 +73,22 @@ func castDecDec(from, to *arrow.Decimal128Type) castFn {
 	}
 }
 
-func castIntDec(to *arrow.Decimal128Type) castFn {
+func castIntDec(fromInt arrow.DataType, to *arrow.Decimal128Type) castFn {
+	from, _ := exactDecimal(fromInt)
 	return func(c *castNode, in, out *vec, sel []int32, n int) error {
 		data := decVec(out, c.dt, n)
+		if from.Precision+to.Scale <= to.Precision {
+			// Every value of the integer type fits: x * 10^s, exact.
+			m := signed(false, pow10u128[to.Scale])
+			if in.kind == kindInt64 && sel == nil {
+				for r, x := range in.i64[:n] {
+					decPut(data, int32(r), decimal128.FromI64(x).Mul(m))
+				}
+				return nil
+			}
+			forSel(sel, n, func(r int32) { decPut(data, r, decimal128.FromI64(readInt(in, r)).Mul(m)) })
+			return nil
+		}
 		forSel(sel, n, func(r int32) {
 			if out.isNull(r) {
 				return

@@ -26,6 +26,14 @@ func newDecCompare(src Expr, op cmpOp, a, b node) (node, bool, error) {
 	if !ok || float {
 		return nil, false, nil
 	}
+	// Bring the side with the smaller scale to the other's when that
+	// takes at most 38 digits: the cast is exact (a constant's at compile
+	// time) and the rows compare as plain 128-bit integers.
+	if d := db.Scale - da.Scale; d > 0 && da.Precision+d <= maxDecimalPrecision {
+		da = newDecimal(da.Precision+d, db.Scale)
+	} else if d < 0 && db.Precision-d <= maxDecimalPrecision {
+		db = newDecimal(db.Precision-d, da.Scale)
+	}
 	var err error
 	if a, err = coerce(src, a, da); err != nil {
 		return nil, true, err
@@ -51,6 +59,19 @@ func (n *decCompareNode) eval(ctx *evalCtx, sel []int32) (*vec, error) {
 	unionNulls(&n.s, out, a, b, sel, ctx.n)
 	out.b = grow(out.b, ctx.n)
 	op, sa, sb := n.op, n.sa, n.sb
+	if sa == sb {
+		if sel == nil {
+			res := out.b[:ctx.n]
+			for r := range res {
+				res[r] = cmpResult(op, int64(decAt(a, int32(r)).Cmp(decAt(b, int32(r)))))
+			}
+			return out, nil
+		}
+		for _, r := range sel {
+			out.b[r] = cmpResult(op, int64(decAt(a, r).Cmp(decAt(b, r))))
+		}
+		return out, nil
+	}
 	forSel(sel, ctx.n, func(r int32) {
 		out.b[r] = cmpResult(op, int64(decCmp(decAt(a, r), sa, decAt(b, r), sb)))
 	})

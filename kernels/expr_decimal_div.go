@@ -36,8 +36,9 @@ func bigDigits(x *big.Int) int {
 }
 
 // decBig holds a division's scratch numbers.
+// Operands never alias a result (z.q.Mul(&z.q, x) would allocate).
 type decBig struct {
-	num, den, q, r, t big.Int
+	num, den, q, r, t, u big.Int
 }
 
 func (z *decBig) setMag(dst *big.Int, m u128) {
@@ -52,7 +53,8 @@ func (z *decBig) roundQuo(k int) {
 	if k <= 0 {
 		return
 	}
-	z.q.QuoRem(&z.q, pow10Big[k], &z.r)
+	z.u.Set(&z.q)
+	z.q.QuoRem(&z.u, pow10Big[k], &z.r)
 	z.r.Lsh(&z.r, 1)
 	if z.r.Cmp(pow10Big[k]) >= 0 {
 		z.q.Add(&z.q, pow10Big[0])
@@ -70,20 +72,21 @@ func (z *decBig) decDiv(a decimal128.Num, sa int32, b decimal128.Num, sb, s, p i
 		return decimal128.Num{}, true
 	}
 	// Q = (ma / 10^sa) / (mb / 10^sb) = num / den.
-	z.setMag(&z.num, ma)
-	z.num.Mul(&z.num, pow10Big[sb])
-	z.setMag(&z.den, mb)
-	z.den.Mul(&z.den, pow10Big[sa])
+	z.setMag(&z.u, ma)
+	z.num.Mul(&z.u, pow10Big[sb])
+	z.setMag(&z.u, mb)
+	z.den.Mul(&z.u, pow10Big[sa])
 	// q = floor(Q * 10^k) with at least 39 digits.
 	k := max(0, 40+bigDigits(&z.den)-bigDigits(&z.num))
-	z.q.Mul(&z.num, pow10Big[k])
-	z.q.Quo(&z.q, &z.den)
+	z.u.Mul(&z.num, pow10Big[k])
+	z.q.QuoRem(&z.u, &z.den, &z.r)
 	drop := bigDigits(&z.q) - 38
 	z.roundQuo(drop) // 38 significant digits, at scale k - drop
 	if sc := int32(k - drop); sc > s {
 		z.roundQuo(int(sc - s))
 	} else if sc < s {
-		z.q.Mul(&z.q, pow10Big[s-sc])
+		z.u.Set(&z.q)
+		z.q.Mul(&z.u, pow10Big[s-sc])
 	}
 	if z.q.Cmp(pow10Big[p]) >= 0 {
 		return decimal128.Num{}, false
@@ -100,11 +103,12 @@ func (z *decBig) decMod(a decimal128.Num, sa int32, b decimal128.Num, sb, s, p i
 	na, ma := magnitude(a)
 	_, mb := magnitude(b)
 	top := max(sa, sb)
-	z.setMag(&z.num, ma)
-	z.num.Mul(&z.num, pow10Big[top-sa])
-	z.setMag(&z.den, mb)
-	z.den.Mul(&z.den, pow10Big[top-sb])
-	z.q.Rem(&z.num, &z.den)
+	z.setMag(&z.u, ma)
+	z.num.Mul(&z.u, pow10Big[top-sa])
+	z.setMag(&z.u, mb)
+	z.den.Mul(&z.u, pow10Big[top-sb])
+	z.q.QuoRem(&z.num, &z.den, &z.r)
+	z.q.Set(&z.r)
 	// The remainder is below |b| * 10^(top-sb) < 10^76: it fits 256 bits.
 	var w u256
 	z.t.Set(&z.q)
