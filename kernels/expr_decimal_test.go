@@ -610,3 +610,89 @@ func TestParseDecimalTypes(t *testing.T) {
 		}
 	}
 }
+
+// The type-agnostic kernels move DECIMAL values as they are: CASE,
+// COALESCE, NULLIF, IF, IN over constants and over columns, IS NULL.
+func TestDecimalThroughGenericKernels(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	a := decArray(mem, 5, 2, []*big.Int{big.NewInt(150), nil, big.NewInt(-25), big.NewInt(0)}) // 1.50, NULL, -0.25, 0.00
+	ib := array.NewInt64Builder(mem)
+	ib.AppendValues([]int64{1, 2, 3, 4}, nil)
+	ia := ib.NewArray()
+	ib.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: a.DataType(), Nullable: true}, {Name: "i", Type: ia.DataType()}}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{a, ia}, 4)
+	a.Release()
+	ia.Release()
+	defer rec.Release()
+	dec := func(s string) Expr {
+		d, p, err := ParseDecimal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &LiteralExpr{Value: d, Type: &arrow.Decimal128Type{Precision: p, Scale: d.Scale}}
+	}
+	cases := []struct {
+		e    Expr
+		want string
+	}{
+		{Case(Greater(Col("i"), Lit(int64(2))), Col("a")).Otherwise(Col("i")), "1.00 2.00 -0.25 0.00"},
+		{Coalesce(Col("a"), dec("9.999")), "1.500 9.999 -0.250 0.000"},
+		{Call("nullif", Col("a"), dec("-0.25")), "1.50 NULL NULL 0.00"},
+		{Call("if", Less(Col("a"), Lit(int64(1))), Neg(Col("a")), Col("a")), "1.50 NULL 0.25 0.00"},
+		{In(Col("a"), dec("1.5"), Lit(int64(0))), "true NULL false true"},
+		{In(Col("a"), Col("i"), Div(Col("i"), Lit(int64(4)))), "false NULL false false"},
+		{In(Mul(Col("a"), dec("2")), Col("i"), Lit(int64(3))), "true NULL false false"}, // 3.00 IN (1, 3)
+		{IsNull(Col("a")), "false true false false"},
+		{Between(Col("a"), dec("-0.25"), Lit(int64(1))), "false NULL true true"},
+		{Eq(Col("a"), Lit(1.5)), "true NULL false false"}, // with a DOUBLE: as DOUBLE
+		{Add(Col("a"), Lit(0.25)), "1.75 NULL 0 0.25"},     // DECIMAL + DOUBLE is DOUBLE
+		{TryCast(Lit("1.2.3"), &arrow.Decimal128Type{Precision: 5, Scale: 2}), "NULL NULL NULL NULL"},
+		{Cast(Col("a"), arrow.BinaryTypes.String), "1.50 NULL -0.25 0.00"},
+	}
+	for _, c := range cases {
+		prog, err := Compile(c.e, schema)
+		if err != nil {
+			t.Fatalf("%s: %v", c.e, err)
+		}
+		arr, err := prog.Eval(mem, rec, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.e, err)
+		}
+		var got []string
+		for k := 0; k < arr.Len(); k++ {
+			switch {
+			case arr.IsNull(k):
+				got = append(got, "NULL")
+			case arr.DataType().ID() == arrow.DECIMAL128:
+				d := arr.(*array.Decimal128)
+				got = append(got, Decimal{Unscaled: d.Value(k), Scale: d.DataType().(*arrow.Decimal128Type).Scale}.String())
+			default:
+				got = append(got, arr.ValueStr(k))
+			}
+		}
+		arr.Release()
+		if g := strings.Join(got, " "); g != c.want {
+			t.Errorf("%s = %s, want %s", c.e, g, c.want)
+		}
+	}
+	for _, bad := range []struct {
+		e   Expr
+		msg string
+	}{
+		{Cast(Lit("1.2.3"), &arrow.Decimal128Type{Precision: 5, Scale: 2}), `cannot cast "1.2.3"`},
+		{Cast(Lit(math.NaN()), &arrow.Decimal128Type{Precision: 5, Scale: 2}), "NaN cannot be converted"},
+		{Cast(Mul(Col("a"), dec("1000000000000000000")), arrow.PrimitiveTypes.Int32), "out of range for int32"},
+		{Call("abs", Col("a")), ""},
+		{Call("concat", Col("a"), Lit("x")), ""},
+	} {
+		prog, err := Compile(bad.e, schema)
+		if err == nil {
+			_, err = prog.Eval(mem, rec, nil)
+		}
+		if err == nil || !strings.Contains(err.Error(), bad.msg) {
+			t.Errorf("%s: error %v, want one with %q", bad.e, err, bad.msg)
+		}
+	}
+}
