@@ -647,7 +647,7 @@ func TestDecimalThroughGenericKernels(t *testing.T) {
 		{IsNull(Col("a")), "false true false false"},
 		{Between(Col("a"), dec("-0.25"), Lit(int64(1))), "false NULL true true"},
 		{Eq(Col("a"), Lit(1.5)), "true NULL false false"}, // with a DOUBLE: as DOUBLE
-		{Add(Col("a"), Lit(0.25)), "1.75 NULL 0 0.25"},     // DECIMAL + DOUBLE is DOUBLE
+		{Add(Col("a"), Lit(0.25)), "1.75 NULL 0 0.25"},    // DECIMAL + DOUBLE is DOUBLE
 		{TryCast(Lit("1.2.3"), &arrow.Decimal128Type{Precision: 5, Scale: 2}), "NULL NULL NULL NULL"},
 		{Cast(Col("a"), arrow.BinaryTypes.String), "1.50 NULL -0.25 0.00"},
 	}
