@@ -10,6 +10,7 @@ import (
 // ValueAt returns the value of row i of arr as a plain Go value: nil for
 // null, int64 for signed integers, uint64 for unsigned ones, float64 for
 // floats, bool, string, []byte, time.Time (UTC) for timestamps and dates,
+// a string with every digit of the scale for decimals ("136.200"),
 // and the array's string form for other types. It is meant for row-at-a-
 // time consumers (printing, tests, reference implementations), not for hot
 // paths.
@@ -62,6 +63,12 @@ func ValueAt(arr arrow.Array, i int) any {
 		default:
 			return time.Unix(0, v).UTC()
 		}
+	case *array.Decimal128:
+		// Exact, with every digit of the scale, as Flink prints a
+		// DECIMAL (BigDecimal.toPlainString): 136.200 for DECIMAL(p, 3).
+		return a.Value(i).ToString(a.DataType().(*arrow.Decimal128Type).Scale)
+	case *array.Decimal256:
+		return a.Value(i).ToString(a.DataType().(*arrow.Decimal256Type).Scale)
 	case *array.Date32:
 		return a.Value(i).ToTime()
 	case *array.Date64:

@@ -138,10 +138,10 @@ func valueColumns() []valueColumn {
 			func(v int64) time.Time { return time.UnixMicro(v).UTC() }),
 		ts("ts_ns", arrow.Nanosecond, "America/New_York", []any{arrow.Timestamp(math.MinInt64), arrow.Timestamp(-1), nil, arrow.Timestamp(math.MaxInt64)},
 			func(v int64) time.Time { return time.Unix(0, v).UTC() }),
-		// Other types: the array's string form.
+		// Decimals: exact, every digit of the scale.
 		{field("decimal", &arrow.Decimal128Type{Precision: 10, Scale: 2}),
 			[]any{decimal128.FromI64(12345), decimal128.FromI64(-5), nil, decimal128.FromI64(0)},
-			[]any{"123.45", "-0.05", nil, "0"}},
+			[]any{"123.45", "-0.05", nil, "0.00"}},
 	}
 }
 

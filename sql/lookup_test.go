@@ -12,6 +12,10 @@ import (
 	"github.com/weirflow/weir/arrowflow"
 )
 
+// sideValue is the value of key k in the side input writeSideInput
+// writes.
+func sideValue(k int64) string { return fmt.Sprintf("side-%d-%d", k, k*7919%10007) }
+
 // writeSideInput writes the side input of q13 under home/data: CSV rows
 // key,value for keys 0..9999, and returns the value of each key.
 func writeSideInput(t *testing.T, home string) map[int64]string {
@@ -22,7 +26,7 @@ func writeSideInput(t *testing.T, home string) map[int64]string {
 	values := map[int64]string{}
 	var sb strings.Builder
 	for k := int64(0); k < 10000; k++ {
-		values[k] = fmt.Sprintf("side-%d-%d", k, k*7919%10007)
+		values[k] = sideValue(k)
 		fmt.Fprintf(&sb, "%d,%s\n", k, values[k])
 	}
 	if err := os.WriteFile(filepath.Join(home, "data", "side_input.txt"), []byte(sb.String()), 0o644); err != nil {
