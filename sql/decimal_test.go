@@ -58,21 +58,22 @@ func TestDecimalQ1Q14ExactAgainstBig(t *testing.T) {
 		if b.price < 1000 {
 			small = decOracleRound(price, 1)
 		}
-		want = append(want, fmtRow(b.auction, eur.FloatString(3), eur.FloatString(3), half, seventh, small))
+		want = append(want, fmtRow(b.auction, eur.FloatString(3), eur.FloatString(3), half, seventh, small, eur.FloatString(5)))
 	}
 	got := runScript(t, `
-CREATE TABLE q14d (auction BIGINT, price DECIMAL(23, 3), txt STRING, half DECIMAL(10, 0), seventh DECIMAL(30, 11), small DECIMAL(4, 1))
+CREATE TABLE q14d (auction BIGINT, price DECIMAL(23, 3), txt STRING, half DECIMAL(10, 0), seventh DECIMAL(30, 11), small DECIMAL(4, 1),
+    wide DECIMAL(26, 5))
 WITH ('connector' = 'blackhole');
 INSERT INTO q14d
 SELECT auction, 0.908 * price AS price, CAST(0.908 * price AS STRING), CAST(price / 2.0 AS DECIMAL(10, 0)),
-    CAST(price AS DECIMAL(19, 0)) / 7, CAST(price AS DECIMAL(4, 1))
+    CAST(price AS DECIMAL(19, 0)) / 7, CAST(price AS DECIMAL(4, 1)), 0.908 * price -- widened to the sink's DECIMAL(26, 5)
 FROM bid WHERE 0.908 * price > 1000000 AND 0.908 * price < 50000000;`, "q14d", 2)
 	for i, r := range got {
 		f := strings.Split(r, " | ")
-		if len(f) != 6 {
+		if len(f) != 7 {
 			t.Fatalf("row %q", r)
 		}
-		f[1], f[3], f[4], f[5] = decField(t, f[1], 3), decField(t, f[3], 0), decField(t, f[4], 11), decField(t, f[5], 1)
+		f[1], f[3], f[4], f[5], f[6] = decField(t, f[1], 3), decField(t, f[3], 0), decField(t, f[4], 11), decField(t, f[5], 1), decField(t, f[6], 5)
 		got[i] = strings.Join(f, " | ")
 	}
 	compareRows(t, got, want)
