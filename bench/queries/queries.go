@@ -18,6 +18,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/arrowflow/ops"
@@ -144,7 +145,12 @@ func q1(g *arrowflow.Graph, c Config) error {
 	return nil
 }
 
-func euros() kernels.Expr { return kernels.Mul(kernels.Lit(0.908), kernels.Col("price")) }
+// euros is 0.908 * price as Flink computes it: DECIMAL(4, 3) * BIGINT,
+// exact, then DOUBLE (the sink column's type).
+func euros() kernels.Expr {
+	rate := &kernels.LiteralExpr{Value: kernels.Decimal{Unscaled: decimal128.FromI64(908), Scale: 3}, Type: &arrow.Decimal128Type{Precision: 4, Scale: 3}}
+	return kernels.Cast(kernels.Mul(rate, kernels.Col("price")), arrow.PrimitiveTypes.Float64)
+}
 
 // q2: SELECT auction, price FROM bid WHERE MOD(auction, 123) = 0
 func q2(g *arrowflow.Graph, c Config) error {

@@ -3,6 +3,7 @@ package queries
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"slices"
 	"sort"
 	"strings"
@@ -90,7 +91,7 @@ func sorted(rows []string) []string {
 func references(ev nexmarkref.Events) map[string][]string {
 	ref := map[string][]string{}
 	for _, b := range ev.Bids {
-		eur := 0.908 * float64(b.Price)
+		eur, _ := big.NewRat(908*b.Price, 1000).Float64() // exact, then the nearest double, as Flink
 		ref["q0"] = append(ref["q0"], row(b.Auction, b.Bidder, b.Price, b.DateTime, b.Extra))
 		ref["q1"] = append(ref["q1"], row(b.Auction, b.Bidder, eur, b.DateTime, b.Extra))
 		if b.Auction%123 == 0 {
