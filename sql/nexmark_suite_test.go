@@ -113,16 +113,7 @@ func suiteRun(t *testing.T, q string, par, rate, splits int, dir string) ([]stri
 // in the suite's column orders.
 func suiteAnswers(ev nexmarkref.Events) map[string][]string {
 	ref := map[string][]string{}
-	add := func(q string, vals ...any) {
-		parts := make([]string, len(vals))
-		for i, v := range vals {
-			parts[i] = fmt.Sprint(v)
-			if v == nil {
-				parts[i] = "NULL"
-			}
-		}
-		ref[q] = append(ref[q], strings.Join(parts, " | "))
-	}
+	add := func(q string, vals ...any) { ref[q] = append(ref[q], fmtRow(vals...)) }
 	named := map[string]string{"apple": "0", "google": "1", "facebook": "2", "baidu": "3"}
 	for _, b := range ev.Bids {
 		add("q0", b.Auction, b.Bidder, b.Price, b.DateTime, b.Extra)
