@@ -21,9 +21,16 @@ import (
 // A Batch holds one reference to Record. Whoever receives a Batch owns that
 // reference, and owns Sel too (it may rewrite it in place): it must Release
 // the batch or pass it on, exactly once.
+//
+// Kinds, when not nil, makes the batch part of a changelog: it holds the
+// RowKind of every physical row of Record (indexed like Record, not like
+// Sel), and is immutable once the batch is emitted, so that shared
+// batches and exchanges pass it on without copying. A nil Kinds means
+// every row is an insert: append-only streams pay nothing.
 type Batch struct {
 	Record arrow.RecordBatch
 	Sel    []int32
+	Kinds  []RowKind
 }
 
 // NewBatch wraps rec, taking over the caller's reference, with every row

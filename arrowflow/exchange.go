@@ -112,7 +112,7 @@ func (w *edgeWriter) emitKeyed(b Batch) error {
 		sels[d] = nil // the consumer owns it now
 		b.Record.Retain()
 		t := w.targets[d]
-		if err := t.gate.push(t.ch, Message{Kind: KindBatch, Batch: Batch{Record: b.Record, Sel: sel}}); err != nil {
+		if err := t.gate.push(t.ch, Message{Kind: KindBatch, Batch: Batch{Record: b.Record, Sel: sel, Kinds: b.Kinds}}); err != nil {
 			return err
 		}
 	}

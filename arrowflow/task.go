@@ -633,6 +633,22 @@ func (t *task) checkpoint(b Barrier, final bool) error {
 		}
 		a.positions = pos
 	}
+	// Changes held back within the epoch leave first, in chain order, so
+	// that each operator's flush reaches the next before it flushes and
+	// the sink sees them before it pre-commits.
+	for _, inst := range t.ops {
+		f, ok := inst.op.(EpochFlusher)
+		if !ok || inst.finishedOnRestore {
+			continue
+		}
+		t.current = inst.node
+		err := f.FlushEpoch(b.Epoch, inst.out)
+		inst.publish()
+		t.current = nil
+		if err != nil {
+			return t.nodeErr(inst.node, fmt.Errorf("flush epoch %d: %w", b.Epoch, err))
+		}
+	}
 	a.states = make([]SubtaskCheckpoint, len(t.ops))
 	for i, inst := range t.ops {
 		h, err := t.snapshot(inst, b.Epoch)

@@ -126,6 +126,11 @@ func (p *planner) selectQuery(sel *Select) (*relation, error) {
 		joined.On = &Binary{Pos: j.On.Position(), OpPos: where.Position(), Op: OpAnd, Left: j.On, Right: where}
 		from, where = &joined, nil
 	}
+	if j, ok := from.(*Join); ok && (j.Kind == CommaJoin || j.Kind == CrossJoin) {
+		// FROM a, b WHERE a.k = b.k: the WHERE's conditions become the
+		// ON conditions of the joins they belong to (plan_join_regular.go).
+		from, where = mergeJoinWhere(from, where)
+	}
 	r, err := p.from(from)
 	if err != nil {
 		return nil, err
@@ -139,8 +144,10 @@ func (p *planner) selectQuery(sel *Select) (*relation, error) {
 		return p.aggregate(sel, r)
 	}
 	if sel.Distinct {
-		return nil, hinted(semErrorf(sel.Pos, "SELECT DISTINCT over a stream needs to remember every row; not supported"),
-			"GROUP BY the columns within windows instead")
+		return p.selectDistinct(sel, r) // plan_groupagg.go
+	}
+	if hasOverAggregate(sel) {
+		return p.overAggregate(sel, r) // plan_over.go
 	}
 	if sel.Having != nil {
 		return nil, semErrorf(sel.Having.Position(), "HAVING without GROUP BY")
@@ -484,8 +491,11 @@ func (p *planner) aggregate(sel *Select, r *relation) (*relation, error) {
 		// rows meet; the bounds are keys.
 		spec, timeCol, haveSpec, regrouped = window.Tumbling(time.Millisecond), r.bounds.end, true, true
 	default:
-		return nil, hinted(semErrorf(sel.Pos, "GROUP BY without a window would update its results forever; weir's results are final"),
-			"aggregate within windows: FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end, ...")
+		// No window: an updating aggregation (plan_groupagg.go).
+		return p.groupAggregate(sel, r)
+	}
+	if r.updating() {
+		return nil, updatingInputError(sel.Pos, "a window aggregation", r)
 	}
 
 	// The aggregate calls.
@@ -837,6 +847,8 @@ func (p *planner) windowTopN(sel *Select) (*relation, bool, error) {
 	case over.IsNamed("ROW_NUMBER"):
 	case over.IsNamed("RANK"):
 		withTies = true
+	case over.IsNamed("DENSE_RANK"):
+		withTies = true // window Top-N refuses it below; the updating Top-N takes it
 	default:
 		return nil, true, semErrorf(over.Pos, "%s OVER (...): only ROW_NUMBER and RANK are supported (window Top-N)", over.Name)
 	}
@@ -866,6 +878,9 @@ func (p *planner) windowTopN(sel *Select) (*relation, bool, error) {
 			}
 		}
 		rest = append(rest, c)
+	}
+	if n < 1 && !partitionsByWindow(over) {
+		return nil, false, nil // an OVER aggregation (plan_over.go) or an error there
 	}
 	if n < 1 {
 		return nil, true, hinted(semErrorf(sel.Where.Position(), "a ranking without a bound on %s keeps every row", rnName),
@@ -913,6 +928,19 @@ func (p *planner) windowTopN(sel *Select) (*relation, bool, error) {
 			}
 			cfg.PartitionBy = append(cfg.PartitionBy, k.(*kernels.ColumnExpr).Name)
 		}
+	}
+	if !gotStart && !gotEnd {
+		// Not within windows: deduplication or an updating Top-N
+		// (plan_rank.go).
+		res, err := p.rank(rankQuery{sel: sel, dt: dt, inner: inner, over: over, rowNumber: rnName,
+			n: n, rest: rest, passItems: passItems, in: r, withTies: withTies})
+		return res, true, err
+	}
+	if over.IsNamed("DENSE_RANK") {
+		return nil, true, semErrorf(over.Pos, "DENSE_RANK is not supported within windows; ROW_NUMBER and RANK are")
+	}
+	if r.updating() {
+		return nil, true, updatingInputError(over.Pos, "a window Top-N", r)
 	}
 	if !gotStart || !gotEnd || r.tvf == nil && r.bounds == nil {
 		return nil, true, hinted(semErrorf(over.Over.Pos, "a ranking over a stream must be within windows: PARTITION BY window_start, window_end"),
@@ -1167,7 +1195,16 @@ func (p *planner) join(j *Join) (*relation, error) {
 		// window meet; the bounds are keys.
 		cfg.Window, cfg.LeftTime, cfg.RightTime = window.Tumbling(time.Millisecond), l.bounds.end, r.bounds.end
 	default:
+		if l.updating() || r.updating() {
+			// No window and no time interval: a regular join
+			// (plan_join_regular.go).
+			return p.regularJoin(regularJoinQuery{j: j, kind: kind, l: l, r: r, lsc: lsc, rsc: rsc,
+				side: side, pairs: pairs, residual: residual})
+		}
 		return p.intervalJoin(j, kind, l, r, lsc, rsc, side, pairs, residual)
+	}
+	if l.updating() || r.updating() {
+		return nil, updatingInputError(j.Pos, "a window join", map[bool]*relation{true: l, false: r}[l.updating()])
 	}
 	lPrefix, rPrefix := prefixOf(l, "left"), prefixOf(r, "right")
 	cfg.Left, cfg.Right = l.schema, r.schema
@@ -1264,6 +1301,9 @@ func (p *planner) insert(ins *Insert) error {
 	p.explainf("insert into %s (%s connector)", t.name, t.connector)
 	r, err := p.query(ins.Query)
 	if err != nil {
+		return err
+	}
+	if err := p.checkSinkTakesChanges(ins, t, r); err != nil {
 		return err
 	}
 	r = p.materialize(r)
@@ -1441,8 +1481,6 @@ type colPair struct{ l, r *column }
 // strict bounds exclusive), with equalities as keys.
 func (p *planner) intervalJoin(j *Join, kind window.JoinKind, l, r *relation, lsc, rsc *scope,
 	side func(*Ref) (*column, *scope), pairs []colPair, residual []Expr) (*relation, error) {
-	notSupported := hinted(semErrorf(j.Pos, "this join has no window and no time interval: it would keep every row forever"),
-		"join windowed inputs on window_start and window_end, or bound the times: L.t BETWEEN R.t - INTERVAL '10' SECOND AND R.t")
 	// term reads `col` or `col ± INTERVAL`.
 	term := func(e Expr) (*column, *scope, time.Duration, bool) {
 		var off time.Duration
@@ -1534,7 +1572,11 @@ func (p *planner) intervalJoin(j *Join, kind window.JoinKind, l, r *relation, ls
 		}
 	}
 	if lower == nil || upper == nil || lower.lt != upper.lt || lower.rt != upper.rt {
-		return nil, notSupported
+		// No time interval between the two sides' time attributes: a
+		// regular join (plan_join_regular.go), which keeps its state until
+		// the state TTL expires it.
+		return p.regularJoin(regularJoinQuery{j: j, kind: kind, l: l, r: r, lsc: lsc, rsc: rsc,
+			side: side, pairs: pairs, residual: residual})
 	}
 	cfg.LeftTime, cfg.RightTime = lower.lt.phys, lower.rt.phys
 	cfg.Lower, cfg.Upper = lower.d, upper.d

@@ -51,7 +51,20 @@ type relation struct {
 	// read for a temporal join, and pk its primary key (SQL names).
 	asOf Expr
 	pk   []string
+	// mode is the changelog mode of the relation's rows (append-only
+	// unless an updating operator is below), updatedBy names that
+	// operator for errors ("the GROUP BY at 3:1 (non-window aggregation)"),
+	// and upsertKey, when known, is a set of columns (phys names) that
+	// identifies a row of the dynamic table: every change of one key
+	// comes from one subtask, in order.
+	mode      arrowflow.ChangelogMode
+	updatedBy string
+	upsertKey []string
 }
+
+// updating reports whether the relation's rows are a changelog with
+// retractions.
+func (r *relation) updating() bool { return r.mode != arrowflow.AppendOnly }
 
 // tvfInfo is a window TVF whose windows the consumer assigns (aggregate,
 // top-N, window join).

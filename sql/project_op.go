@@ -86,7 +86,7 @@ func (p *projection) passThrough(b arrowflow.Batch) (arrowflow.Batch, bool) {
 	for i, c := range p.refs {
 		cols[i] = b.Record.Column(c)
 	}
-	return arrowflow.Batch{Record: array.NewRecordBatch(p.schema, cols, b.Record.NumRows()), Sel: b.Sel}, true
+	return arrowflow.Batch{Record: array.NewRecordBatch(p.schema, cols, b.Record.NumRows()), Sel: b.Sel, Kinds: b.Kinds}, true
 }
 
 // kernelsType reports whether kernels evaluate columns of type t.
@@ -172,5 +172,5 @@ func (o *projectOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter
 	if err != nil {
 		return fmt.Errorf("select: %w", err)
 	}
-	return out.Emit(arrowflow.NewBatch(rec))
+	return out.Emit(arrowflow.Batch{Record: rec, Kinds: arrowflow.GatherKinds(nil, b)})
 }

@@ -86,5 +86,5 @@ func (p *projectOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter
 	if err != nil {
 		return fmt.Errorf("project: %w", err)
 	}
-	return out.Emit(arrowflow.NewBatch(rec))
+	return out.Emit(arrowflow.Batch{Record: rec, Kinds: arrowflow.GatherKinds(nil, b)})
 }

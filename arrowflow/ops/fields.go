@@ -107,9 +107,9 @@ func (f *fieldsOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter)
 	for _, a := range made {
 		a.Release()
 	}
-	sel := b.Sel
+	sel, kinds := b.Sel, b.Kinds
 	rec.Release()
-	return out.Emit(arrowflow.Batch{Record: res, Sel: sel})
+	return out.Emit(arrowflow.Batch{Record: res, Sel: sel, Kinds: kinds})
 }
 
 // extract walks a column down through struct fields and returns the leaf

@@ -75,7 +75,8 @@ func (w *writer) Write(_ context.Context, b arrowflow.Batch) error {
 	n := b.NumRows()
 	for k := 0; k < n; k++ {
 		buf = append(buf, w.prefix...)
-		buf = append(buf, "+I["...)
+		buf = append(buf, b.Kind(k).String()...) // +I, -U, +U, -D as Flink prints them
+		buf = append(buf, '[')
 		for c, v := range b.RowValues(k) {
 			if c > 0 {
 				buf = append(buf, ", "...)

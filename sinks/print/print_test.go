@@ -331,3 +331,28 @@ func TestConcurrentSubtasksPrintWholeLines(t *testing.T) {
 		}
 	}
 }
+
+// A changelog batch prints each row with its kind, as Flink's print
+// connector does; the kinds are indexed by physical row, not by selection.
+func TestChangelogRowKinds(t *testing.T) {
+	mem := newMem(t)
+	var buf bytes.Buffer
+	s := printsink.New(printsink.Options{Writer: &buf})
+	w, err := s.Open(&arrowflow.TaskInfo{Subtask: 0, Parallelism: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	kinds := []arrowflow.RowKind{arrowflow.Insert, arrowflow.UpdateBefore, arrowflow.UpdateAfter, arrowflow.Delete, arrowflow.Insert, arrowflow.Delete}
+	sel := []int32{1, 2, 3, 5}
+	if err := w.Write(ctx, arrowflow.Batch{Record: sampleRecord(mem), Sel: sel, Kinds: kinds}); err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	for _, i := range sel {
+		want.WriteString(kinds[i].String() + strings.TrimPrefix(samples[i].line(""), "+I"))
+	}
+	if got := buf.String(); got != want.String() {
+		t.Fatalf("printed\n%s\nwant\n%s", got, want.String())
+	}
+}
