@@ -45,16 +45,18 @@ type AuctionRow struct {
 }
 
 // Tables are the suite's three views (person, auction, bid) with every
-// column, in the order one reader over every split returns the events.
-// Bid already holds every column of the bid view. Events are the narrower
-// rows the append-only references use; Tables.Events derives them.
+// column, each in the generator's order (by event number, as the suite's
+// own generator emits them at parallelism 1). Bid already holds every
+// column of the bid view. Events are the narrower rows the append-only
+// references use; Tables.Events derives them.
 type Tables struct {
 	Bids     []Bid
 	Persons  []PersonRow
 	Auctions []AuctionRow
 }
 
-// Events returns the narrow Events of t, as Read would return them.
+// Events returns the narrow Events of t: the rows Read returns, but in
+// the generator's order.
 func (t Tables) Events() Events {
 	ev := Events{Bids: t.Bids}
 	for _, p := range t.Persons {
@@ -66,11 +68,23 @@ func (t Tables) Events() Events {
 	return ev
 }
 
-// ReadTables reads every event of src in one reader over all its splits,
-// as Read does, keeping every column.
+// ReadTables reads every event of src, keeping every column, in the
+// generator's order: it reads a copy of src's generator with one split and
+// no rate limit (an event depends only on its number, not on the splits),
+// whereas one reader over src's splits interleaves them batch by batch.
+// q18's tie rule depends on that order.
 func ReadTables(src *nexmark.Source) (Tables, error) {
 	var t Tables
-	splits, err := src.Splits(context.Background())
+	cfg := src.Config()
+	if cfg.Events <= 0 {
+		return t, errors.New("nexmarkref: read tables: the source is unbounded (Config.Events is 0)")
+	}
+	cfg.Splits, cfg.RateLimit = 1, 0
+	one, err := nexmark.New(cfg)
+	if err != nil {
+		return t, fmt.Errorf("nexmarkref: read tables: %w", err)
+	}
+	splits, err := one.Splits(context.Background())
 	if err != nil {
 		return t, fmt.Errorf("nexmarkref: read tables: %w", err)
 	}
@@ -79,7 +93,7 @@ func ReadTables(src *nexmark.Source) (Tables, error) {
 		states[i] = arrowflow.SplitState{Split: s}
 	}
 	mem := memory.DefaultAllocator
-	rd, err := src.Open(&arrowflow.TaskInfo{Job: "ref", Parallelism: 1, Allocator: mem}, states)
+	rd, err := one.Open(&arrowflow.TaskInfo{Job: "ref", Parallelism: 1, Allocator: mem}, states)
 	if err != nil {
 		return t, fmt.Errorf("nexmarkref: read tables: %w", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/weirflow/weir/internal/testutil"
 	"github.com/weirflow/weir/sources/nexmark"
 )
 
@@ -310,6 +312,23 @@ func TestQ19Hand(t *testing.T) {
 	}
 }
 
+// sameRows says whether a and b hold the same rows, in any order.
+func sameRows[R comparable](a, b []R) bool {
+	n := map[R]int{}
+	for _, r := range a {
+		n[r]++
+	}
+	for _, r := range b {
+		n[r]--
+	}
+	for _, c := range n {
+		if c != 0 {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
 // genTables reads weir's generator with the suite's proportions (1 person,
 // 3 auctions, 46 bids in 50 events).
 func genTables(t *testing.T, events, rate int) (Tables, *nexmark.Source) {
@@ -340,8 +359,26 @@ func TestUpdatingOverGenerator(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := tb.Events(); !slices.Equal(n.Bids, ev.Bids) || !slices.Equal(n.Persons, ev.Persons) || !slices.Equal(n.Auctions, ev.Auctions) {
+			if n := tb.Events(); !sameRows(n.Bids, ev.Bids) || !sameRows(n.Persons, ev.Persons) || !sameRows(n.Auctions, ev.Auctions) {
 				t.Fatal("Tables.Events differs from Read's events")
+			}
+			// The generator's order is event time's (the default
+			// out-of-order group size is 1); Read's is not.
+			inOrder := func(n int, at func(int) time.Time) bool {
+				for i := 1; i < n; i++ {
+					if at(i).Before(at(i - 1)) {
+						return false
+					}
+				}
+				return true
+			}
+			if !inOrder(len(tb.Bids), func(i int) time.Time { return tb.Bids[i].DateTime }) ||
+				!inOrder(len(tb.Auctions), func(i int) time.Time { return tb.Auctions[i].DateTime }) ||
+				!inOrder(len(tb.Persons), func(i int) time.Time { return tb.Persons[i].DateTime }) {
+				t.Error("ReadTables' rows are not in the generator's order")
+			}
+			if inOrder(len(ev.Bids), func(i int) time.Time { return ev.Bids[i].DateTime }) {
+				t.Log("Read's bids are in event-time order too")
 			}
 			for _, p := range tb.Persons {
 				if p.State == "" || p.City == "" || p.DateTime.Location() != time.UTC {
@@ -625,4 +662,39 @@ func checkGenRanks(t *testing.T, tb Tables) {
 		t.Errorf("q19: %v", err)
 	}
 	t.Logf("q18 %d rows (%d pairs with tied latest bids), q19 %d candidates for %d ranks", len(q18), ties, len(q19), ranks)
+}
+
+func TestReadTablesRefuses(t *testing.T) {
+	src, err := nexmark.New(nexmark.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadTables(src); err == nil || !strings.Contains(err.Error(), "unbounded") {
+		t.Errorf("ReadTables of an unbounded source: %v, want an error saying it is unbounded", err)
+	}
+
+	// A null would read as a zero value: the row is refused.
+	mem := testutil.CheckedAllocator(t)
+	bld := array.NewRecordBuilder(mem, nexmark.BidSchema())
+	defer bld.Release()
+	for i, f := range bld.Fields() {
+		switch b := f.(type) {
+		case *array.Int64Builder:
+			if i == 2 {
+				b.AppendNull()
+			} else {
+				b.Append(1)
+			}
+		case *array.StringBuilder:
+			b.Append("s")
+		case *array.TimestampBuilder:
+			b.Append(0)
+		}
+	}
+	rec := bld.NewRecordBatch()
+	defer rec.Release()
+	var tb Tables
+	if err := tb.addRecord(rec, nexmark.BidEvent); err == nil || !strings.Contains(err.Error(), "price") {
+		t.Errorf("a bid with a null price: %v, want an error naming the column", err)
+	}
 }
