@@ -3,6 +3,10 @@
 // reference implementation; programs embedding weir can use it to get
 // results back from a bounded job.
 //
+// It accepts changelogs: every row keeps its arrowflow.RowKind (Changes),
+// and Table materializes the committed changelog into the table it
+// describes. Rows ignores the kinds.
+//
 // Rows become visible only when their epoch commits, exactly once per
 // subtask and epoch however often Commit is repeated, and rows of aborted
 // epochs are dropped: it follows the same protocol as the Kafka, Iceberg
@@ -14,17 +18,27 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/weirflow/weir/arrowflow"
 )
 
+// Change is one committed row with its kind.
+type Change struct {
+	// Kind is the row's kind (Insert for rows of append-only batches).
+	Kind arrowflow.RowKind
+	// Values holds one value per column, as arrowflow.ValueAt converts it.
+	Values []any
+}
+
 // Sink collects committed rows. All subtasks share one Sink.
 type Sink struct {
 	mu        sync.Mutex
-	staged    map[stageKey][][]any
+	staged    map[stageKey][]Change
 	done      map[stageKey]bool
-	committed [][]any
+	committed []Change
 	epochs    []uint64
 	epochSet  map[uint64]bool
 	aborted   int
@@ -37,20 +51,107 @@ type stageKey struct {
 
 // New returns an empty collecting sink.
 func New() *Sink {
-	return &Sink{staged: make(map[stageKey][][]any), done: make(map[stageKey]bool), epochSet: make(map[uint64]bool)}
+	return &Sink{staged: make(map[stageKey][]Change), done: make(map[stageKey]bool), epochSet: make(map[uint64]bool)}
 }
 
 // Rows returns a copy of the committed rows, in commit order (subtask
-// order within an epoch). Each row holds one value per column, as
-// arrowflow.ValueAt converts it.
+// order within an epoch), whatever their kinds. Each row holds one value
+// per column, as arrowflow.ValueAt converts it.
 func (s *Sink) Rows() [][]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([][]any, len(s.committed))
-	for i, r := range s.committed {
-		out[i] = slices.Clone(r)
+	for i, c := range s.committed {
+		out[i] = slices.Clone(c.Values)
 	}
 	return out
+}
+
+// Changes returns a copy of the committed rows with their kinds, in commit
+// order (subtask order within an epoch).
+func (s *Sink) Changes() []Change {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Change, len(s.committed))
+	for i, c := range s.committed {
+		out[i] = Change{Kind: c.Kind, Values: slices.Clone(c.Values)}
+	}
+	return out
+}
+
+// Table materializes the committed changelog: Insert and UpdateAfter add
+// one copy of their row, UpdateBefore and Delete remove one copy of an
+// equal row (every column equal; floats exactly). The rows left come back
+// in the order they were added. A retraction of a row that is not in the
+// table is an error naming the row and its position in Changes; Table
+// then returns the rows as materialized without the failed retractions,
+// together with the error.
+func (s *Sink) Table() ([][]any, error) {
+	changes := s.Changes()
+	var (
+		rows    [][]any
+		live    []bool
+		byKey   = make(map[string][]int) // row key -> indices of live copies, oldest first
+		missing int
+		first   error
+	)
+	for i, c := range changes {
+		k := rowKey(c.Values)
+		if !c.Kind.IsRetraction() {
+			byKey[k] = append(byKey[k], len(rows))
+			rows = append(rows, c.Values)
+			live = append(live, true)
+			continue
+		}
+		copies := byKey[k]
+		if len(copies) == 0 {
+			missing++
+			if first == nil {
+				first = fmt.Errorf("collect sink: committed change %d %s%v retracts a row that is not in the table", i, c.Kind, c.Values)
+			}
+			continue
+		}
+		live[copies[0]] = false
+		if len(copies) == 1 {
+			delete(byKey, k)
+		} else {
+			byKey[k] = copies[1:]
+		}
+	}
+	out := make([][]any, 0, len(rows))
+	for i, r := range rows {
+		if live[i] {
+			out = append(out, r)
+		}
+	}
+	if first != nil && missing > 1 {
+		first = fmt.Errorf("%w (and %d more such retractions)", first, missing-1)
+	}
+	return out, first
+}
+
+// rowKey encodes a row so that equal rows, and only those, share a key:
+// each value typed and length-prefixed.
+func rowKey(row []any) string {
+	var sb strings.Builder
+	for _, v := range row {
+		var s string
+		switch x := v.(type) {
+		case nil:
+			sb.WriteString("n;")
+			continue
+		case []byte:
+			s = "b" + string(x)
+		case time.Time:
+			s = fmt.Sprintf("t%d", x.UnixNano())
+		case float64:
+			s = fmt.Sprintf("f%b", x) // exact: the binary exponent form
+		default:
+			s = fmt.Sprintf("%T:%v", v, v)
+		}
+		fmt.Fprintf(&sb, "%d:%s;", len(s), s)
+	}
+	return sb.String()
 }
 
 // Epochs lists the epochs committed, in order.
@@ -159,14 +260,14 @@ func (s *Sink) Abort(_ context.Context, _ uint64, payloads [][]byte) error {
 type writer struct {
 	s       *Sink
 	subtask int
-	rows    [][]any
+	rows    []Change // written since the last PreCommit, kinds with them
 }
 
 func (w *writer) Write(_ context.Context, b arrowflow.Batch) error {
 	defer b.Release()
 	n := b.NumRows()
 	for k := 0; k < n; k++ {
-		w.rows = append(w.rows, b.RowValues(k))
+		w.rows = append(w.rows, Change{Kind: b.Kind(k), Values: b.RowValues(k)})
 	}
 	return nil
 }

@@ -606,3 +606,201 @@ func TestJobOutputMatchesDatagenOracle(t *testing.T) {
 		}
 	}
 }
+
+// change is one row of a test changelog; an empty name stands for null.
+type change struct {
+	kind arrowflow.RowKind
+	row  testRow
+}
+
+// changeBatch builds a changelog batch of the given changes (their kinds
+// in Batch.Kinds).
+func changeBatch(mem memory.Allocator, changes []change) arrowflow.Batch {
+	rows := make([]testRow, len(changes))
+	kinds := make([]arrowflow.RowKind, len(changes))
+	for i, c := range changes {
+		rows[i], kinds[i] = c.row, c.kind
+	}
+	return arrowflow.NewChangeBatch(record(mem, rows), kinds)
+}
+
+func sameChanges(t *testing.T, what string, got []collect.Change, want []change) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d changes, want %d\ngot  %v\nwant %v", what, len(got), len(want), got, want)
+	}
+	for i, w := range want {
+		if got[i].Kind != w.kind || !slices.Equal(got[i].Values, w.row.want()) {
+			t.Fatalf("%s: change %d is %s%v, want %s%v", what, i, got[i].Kind, got[i].Values, w.kind, w.row.want())
+		}
+	}
+}
+
+// materialize is the reference for Table: a plain list, removing the
+// first equal row.
+func materialize(t *testing.T, changes []change) [][]any {
+	t.Helper()
+	var out [][]any
+	for _, c := range changes {
+		if !c.kind.IsRetraction() {
+			out = append(out, c.row.want())
+			continue
+		}
+		i := slices.IndexFunc(out, func(r []any) bool { return slices.Equal(r, c.row.want()) })
+		if i < 0 {
+			t.Fatalf("reference: %s%v retracts a missing row", c.kind, c.row.want())
+		}
+		out = slices.Delete(out, i, i+1)
+	}
+	return out
+}
+
+// Row kinds travel with the staged rows through PreCommit and Commit, in
+// commit order, with selections honoured; Rows still lists every row;
+// Table materializes the changelog.
+func TestChangesSurviveCommit(t *testing.T) {
+	mem := newMem(t)
+	s := collect.New()
+	ws := openWriters(t, s, 2)
+	a, b, c := testRow{1, "a"}, testRow{2, ""}, testRow{3, "c"}
+	ins, ub, ua, del := arrowflow.Insert, arrowflow.UpdateBefore, arrowflow.UpdateAfter, arrowflow.Delete
+	epoch1 := [][]change{
+		{{ins, a}, {ins, b}, {ins, a}},
+		{{ins, c}},
+	}
+	// Epoch 2: subtask 1 writes a batch with a selection that skips a
+	// retraction; subtask 0 updates b (a null name) and deletes one a.
+	epoch2 := [][]change{
+		{{ub, b}, {ua, testRow{2, "b2"}}, {del, a}},
+		{{ub, c}, {ua, testRow{3, "c2"}}},
+	}
+	for sub, chs := range epoch1 {
+		if err := ws[sub].Write(ctx, changeBatch(mem, chs)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Commit(ctx, 1, preCommit(t, 1, ws...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws[0].Write(ctx, changeBatch(mem, epoch2[0])); err != nil {
+		t.Fatal(err)
+	}
+	withSkipped := append([]change{{del, testRow{9, "never"}}}, epoch2[1]...)
+	sel := changeBatch(mem, withSkipped)
+	sel.Sel = []int32{1, 2}
+	if err := ws[1].Write(ctx, sel); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Changes()) != 4 {
+		t.Fatalf("uncommitted changes are visible: %v", s.Changes())
+	}
+	if err := s.Commit(ctx, 2, preCommit(t, 2, ws...)); err != nil {
+		t.Fatal(err)
+	}
+	var all []change
+	for _, chs := range slices.Concat(epoch1, epoch2) {
+		all = append(all, chs...)
+	}
+	sameChanges(t, "changes", s.Changes(), all)
+	var rows []testRow
+	for _, c := range all {
+		rows = append(rows, c.row)
+	}
+	sameRows(t, "rows (kinds ignored)", s.Rows(), wantRows(rows))
+	table, err := s.Table()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRows(t, "table", table, materialize(t, all))
+	sameRows(t, "table", table, [][]any{{int64(1), "a"}, {int64(2), "b2"}, {int64(3), "c2"}})
+}
+
+// Aborted epochs drop their changes, kinds included; the next epoch's
+// changes commit normally.
+func TestAbortDropsChanges(t *testing.T) {
+	mem := newMem(t)
+	s := collect.New()
+	ws := openWriters(t, s, 1)
+	a := testRow{1, "a"}
+	if err := ws[0].Write(ctx, changeBatch(mem, []change{{arrowflow.Insert, a}})); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, 1, preCommit(t, 1, ws...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws[0].Write(ctx, changeBatch(mem, []change{{arrowflow.Delete, a}})); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Abort(ctx, 2, preCommit(t, 2, ws...)); err != nil {
+		t.Fatal(err)
+	}
+	sameChanges(t, "after abort", s.Changes(), []change{{arrowflow.Insert, a}})
+	if table, err := s.Table(); err != nil || len(table) != 1 {
+		t.Fatalf("after abort: table %v, error %v; want the row a", table, err)
+	}
+	next := []change{{arrowflow.UpdateBefore, a}, {arrowflow.UpdateAfter, testRow{1, "z"}}}
+	if err := ws[0].Write(ctx, changeBatch(mem, next)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, 3, preCommit(t, 3, ws...)); err != nil {
+		t.Fatal(err)
+	}
+	sameChanges(t, "after the next epoch", s.Changes(), append([]change{{arrowflow.Insert, a}}, next...))
+	table, err := s.Table()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRows(t, "table", table, [][]any{{int64(1), "z"}})
+}
+
+// A retraction of a row that is not in the table (another name, or a null
+// where a value was) is an error naming the row; the table is returned
+// without it.
+func TestTableNamesMissingRetraction(t *testing.T) {
+	mem := newMem(t)
+	s := collect.New()
+	ws := openWriters(t, s, 1)
+	chs := []change{
+		{arrowflow.Insert, testRow{1, "a"}},
+		{arrowflow.Delete, testRow{1, ""}}, // NULL name: not the row inserted
+		{arrowflow.UpdateBefore, testRow{2, "b"}},
+	}
+	if err := ws[0].Write(ctx, changeBatch(mem, chs)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, 1, preCommit(t, 1, ws...)); err != nil {
+		t.Fatal(err)
+	}
+	table, err := s.Table()
+	if err == nil {
+		t.Fatal("Table accepted retractions of rows not in the table")
+	}
+	for _, want := range []string{"change 1 -D[1 <nil>]", "and 1 more"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+	sameRows(t, "table", table, [][]any{{int64(1), "a"}})
+}
+
+// Append-only batches commit as inserts.
+func TestAppendOnlyRowsAreInserts(t *testing.T) {
+	mem := newMem(t)
+	s := collect.New()
+	ws := openWriters(t, s, 1)
+	rows := rowsFrom(0, 5)
+	write(t, ws[0], mem, rows)
+	if err := s.Commit(ctx, 1, preCommit(t, 1, ws...)); err != nil {
+		t.Fatal(err)
+	}
+	var want []change
+	for _, r := range rows {
+		want = append(want, change{arrowflow.Insert, r})
+	}
+	sameChanges(t, "changes", s.Changes(), want)
+	table, err := s.Table()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRows(t, "table", table, wantRows(rows))
+}
