@@ -114,9 +114,10 @@ type Case struct {
 // Config is one way Run runs a case.
 type Config struct {
 	// Parallelism is the parallelism of each run of the operator: one
-	// entry runs it once; [2, 4] runs it at 2, then after the first
-	// epoch closes, snapshots and restores it at 4; further entries
-	// rescale after the following epochs (after the last epoch at most).
+	// entry runs it once; [2, 4] runs it at 2, then, after the middle
+	// epoch closes, restores its snapshots at 4; more entries spread the
+	// rescales evenly over the epochs (several after one epoch when there
+	// are more rescales than epochs).
 	Parallelism []int
 	// BatchSize is the number of rows of an input cut into one batch
 	// (before routing to subtasks).
@@ -141,13 +142,13 @@ func (c Config) String() string {
 }
 
 // DefaultConfigs are the configurations Run uses: for keyed cases,
-// parallelism 1, 2 and 4 and the restores 2 -> 1, 2 -> 4, 4 -> 2 and
-// 1 -> 1, each with batch sizes 1, 7 and 1000, with and without random
+// parallelism 1, 2 and 4 and the restores 2 -> 1, 2 -> 4, 4 -> 2,
+// 1 -> 1 and 2 -> 4 -> 1, each with batch sizes 1, 7 and 1000, with and without random
 // selections; for unkeyed cases, parallelism 1 and the restore 1 -> 1.
 func DefaultConfigs(keyed bool) []Config {
 	pars := [][]int{{1}, {1, 1}}
 	if keyed {
-		pars = [][]int{{1}, {2}, {4}, {2, 1}, {2, 4}, {4, 2}, {1, 1}}
+		pars = [][]int{{1}, {2}, {4}, {2, 1}, {2, 4}, {4, 2}, {1, 1}, {2, 4, 1}}
 	}
 	var out []Config
 	for _, p := range pars {
@@ -192,6 +193,18 @@ func runCase(t tester, c Case) {
 	configs := c.Configs
 	if configs == nil {
 		configs = DefaultConfigs(keyed)
+	}
+	if want := c.Want; want != nil {
+		// References are evaluated once per epoch, not once per
+		// configuration.
+		cache := make([][][]any, epochs)
+		done := make([]bool, epochs)
+		c.Want = func(e int) [][]any {
+			if !done[e] {
+				cache[e], done[e] = want(e), true
+			}
+			return cache[e]
+		}
 	}
 	for _, cfg := range configs {
 		if cfg.BatchSize < 1 || len(cfg.Parallelism) == 0 {
@@ -248,6 +261,17 @@ func validate(c *Case) (int, error) {
 	return max(epochs, 1), nil
 }
 
+// UpTo returns the rows of epochs 0 to epoch, for references: rows are in
+// epoch order, so it is a prefix of rows.
+func UpTo(rows []Row, epoch int) []Row {
+	for i, r := range rows {
+		if r.Epoch > epoch {
+			return rows[:i]
+		}
+	}
+	return rows
+}
+
 func runConfig(t tester, c Case, cfg Config, epochs int) {
 	t.Helper()
 	h := fnv.New64a()
@@ -268,7 +292,15 @@ func runConfig(t tester, c Case, cfg Config, epochs int) {
 		r.inputs = append(r.inputs, p)
 	}
 	r.open(cfg.Parallelism[0], nil, 0, 0)
-	next := 1 // index in cfg.Parallelism of the next rescale
+	// rescaleAt[k] is the epoch after which the run at Parallelism[k]
+	// ends and the one at Parallelism[k+1] starts: rescales are spread
+	// evenly over the epochs (one rescale: after the middle epoch).
+	rescales := len(cfg.Parallelism) - 1
+	rescaleAt := make([]int, rescales)
+	for k := range rescaleAt {
+		rescaleAt[k] = min(max(0, (k+1)*epochs/(rescales+1)-1), epochs-1)
+	}
+	next := 0 // index in rescaleAt of the next rescale
 	for e := range epochs {
 		r.feed(e)
 		if c.Watermark != nil {
@@ -277,26 +309,26 @@ func runConfig(t tester, c Case, cfg Config, epochs int) {
 			}
 		}
 		last := e == epochs-1
-		rescales := 0
-		for k := next; k < len(cfg.Parallelism) && min(k-1, epochs-1) == e; k++ {
-			rescales++
+		here := 0 // rescales after this epoch
+		for k := next; k < rescales && rescaleAt[k] == e; k++ {
+			here++
 		}
-		if last && rescales == 0 {
+		if last && here == 0 {
 			r.finish()
 		}
 		r.flush(e)
 		handles := r.snapshot(e)
-		if !last || rescales == 0 {
+		if !last || here == 0 {
 			r.check(e)
 		}
-		for range rescales {
-			r.rescale(cfg.Parallelism[next], handles, e)
-			next++
-			if next < len(cfg.Parallelism) && min(next-1, epochs-1) == e {
-				handles = r.snapshot(e)
+		for i := range here {
+			if i > 0 {
+				handles = r.snapshot(e) // restored and snapshotted again at once
 			}
+			next++
+			r.rescale(cfg.Parallelism[next], handles, e)
 		}
-		if last && rescales > 0 {
+		if last && here > 0 {
 			r.finish()
 			r.flush(e)
 			r.snapshot(e)

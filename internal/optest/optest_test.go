@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/kernels"
 	"github.com/weirflow/weir/state"
 )
 
@@ -70,6 +71,19 @@ func (o *countOp) ProcessBatch(_ int, b arrowflow.Batch, _ arrowflow.Emitter) er
 	}
 	defer b.Release()
 	keys := b.Record.Column(0).(*array.String)
+	if o.broken == "" {
+		// The harness routes as the runtime does: every selected row's
+		// key group is this subtask's.
+		hashes := make([]uint64, b.NumRows())
+		if err := kernels.HashColumns([]arrow.Array{keys}, b.Sel, hashes); err != nil {
+			return err
+		}
+		for k, h := range hashes {
+			if kg := kernels.KeyGroupOf(h, o.info.MaxParallelism); !o.info.KeyGroups.Contains(kg) {
+				return fmt.Errorf("row %d of key group %d sent to subtask %d of key groups %s", b.Row(k), kg, o.info.Subtask, o.info.KeyGroups)
+			}
+		}
+	}
 	for k := range b.NumRows() {
 		row := b.Row(k)
 		if o.broken == "ignoresel" {
@@ -247,10 +261,7 @@ func countInput(seed uint64) []Row {
 func countReference(rows []Row) func(epoch int) [][]any {
 	return func(epoch int) [][]any {
 		counts := map[any]int64{}
-		for _, r := range rows {
-			if r.Epoch > epoch {
-				break
-			}
+		for _, r := range UpTo(rows, epoch) {
 			if r.Kind.IsRetraction() {
 				counts[r.Values[0]]--
 			} else {
@@ -282,6 +293,25 @@ func countCase(broken string) Case {
 
 func TestRunKeyedCount(t *testing.T) {
 	Run(t, countCase(""))
+}
+
+// With a single epoch every rescale happens after it, before Finish.
+func TestRunSingleEpochRescales(t *testing.T) {
+	c := countCase("")
+	rows := slices.Clone(c.Inputs[0].Rows)
+	for i := range rows {
+		rows[i].Epoch = 0
+	}
+	c.Inputs[0].Rows = rows
+	c.Want = countReference(rows)
+	c.Configs = []Config{
+		{Parallelism: []int{2, 4, 1}, BatchSize: 7, RandomSel: true},
+		{Parallelism: []int{4, 2}, BatchSize: 1000},
+	}
+	Run(t, c)
+	// A trailing epoch without rows still closes.
+	c.Epochs = 3
+	Run(t, c)
 }
 
 // fakeT is a tester that records failures instead of failing the real
