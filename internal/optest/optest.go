@@ -102,6 +102,11 @@ type Case struct {
 	// processes after the rows of an epoch and before the epoch closes
 	// (ok false: none for that epoch).
 	Watermark func(epoch int) (wm arrowflow.EventTime, ok bool)
+	// WantWatermark, when not nil, is the watermark every subtask must
+	// have emitted last when epoch closes (ok false: not checked for that
+	// epoch). The final watermark is arrowflow.MaxEventTime, processed
+	// before the last epoch closes.
+	WantWatermark func(epoch int) (wm arrowflow.EventTime, ok bool)
 	// Clock is TaskInfo.Clock (nil: the system clock).
 	Clock arrowflow.Clock
 	// Configs replaces DefaultConfigs when not nil.
@@ -278,9 +283,10 @@ func runConfig(t tester, c Case, cfg Config, epochs int) {
 	h.Write([]byte(cfg.String()))
 	r := &runner{
 		t: t, c: c, cfg: cfg,
-		mem:   newCheckedAllocator(t),
-		rng:   rand.New(rand.NewPCG(c.Seed, h.Sum64())),
-		store: state.NewMemoryStore(),
+		mem:    newCheckedAllocator(t),
+		rng:    rand.New(rand.NewPCG(c.Seed, h.Sum64())),
+		store:  state.NewMemoryStore(),
+		budget: state.NewMemoryBudget(0),
 	}
 	defer r.closeAll()
 	for i, in := range c.Inputs {
@@ -388,6 +394,7 @@ type runner struct {
 	mem    memoryAllocator
 	rng    *rand.Rand
 	store  *state.MemoryStore
+	budget *state.MemoryBudget // unlimited: reports are exercised, never refused
 	inputs []*preparedInput
 
 	insts   []*instance
@@ -411,6 +418,7 @@ func (r *runner) open(par int, handles []state.Handle, oldPar int, firstEpoch ui
 			KeyGroups:      state.RangeOf(s, r.c.MaxParallelism, par),
 			Allocator:      r.mem,
 			Logger:         slog.New(slog.DiscardHandler),
+			StateBudget:    r.budget.Account(fmt.Sprintf("%s#%d", r.c.Name, r.gen), s),
 			Clock:          r.c.Clock,
 			FirstEpoch:     firstEpoch,
 		}
@@ -659,6 +667,19 @@ func (r *runner) rescale(par int, handles []state.Handle, e int) {
 
 func (r *runner) check(e int) {
 	r.t.Helper()
+	if r.c.WantWatermark != nil {
+		if want, ok := r.c.WantWatermark(e); ok {
+			for _, inst := range r.insts {
+				if !inst.out.hasWM || inst.out.wm != want {
+					last := "none"
+					if inst.out.hasWM {
+						last = inst.out.wm.String()
+					}
+					r.t.Fatalf("subtask %d/%d: last watermark emitted by the end of epoch %d is %s, want %s", inst.info.Subtask, len(r.insts), e, last, want)
+				}
+			}
+		}
+	}
 	if r.c.Want == nil {
 		return
 	}

@@ -288,6 +288,12 @@ func countCase(broken string) Case {
 		Watermark: func(epoch int) (arrowflow.EventTime, bool) {
 			return arrowflow.EventTime(epoch * 1000), epoch != 2
 		},
+		WantWatermark: func(epoch int) (arrowflow.EventTime, bool) {
+			if epoch == 3 {
+				return arrowflow.MaxEventTime, true
+			}
+			return arrowflow.EventTime(epoch * 1000), epoch == 0
+		},
 	}
 }
 
@@ -304,6 +310,7 @@ func TestRunSingleEpochRescales(t *testing.T) {
 	}
 	c.Inputs[0].Rows = rows
 	c.Want = countReference(rows)
+	c.WantWatermark = nil // the only epoch is the last: +inf
 	c.Configs = []Config{
 		{Parallelism: []int{2, 4, 1}, BatchSize: 7, RandomSel: true},
 		{Parallelism: []int{4, 2}, BatchSize: 1000},
