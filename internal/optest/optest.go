@@ -25,7 +25,9 @@
 // state.MultiReader from every old snapshot whose key groups overlap its
 // own. The snapshots are opened whole (not filtered by key group as
 // FileStore would): an operator must keep only the rows of its own key
-// groups, as arrowflow.Operator requires.
+// groups, as arrowflow.Operator requires; and every snapshot table with a
+// state.KeyGroupColumn must hold only key groups of the subtask that wrote
+// it, which catches a restore that kept other subtasks' rows.
 //
 // Every output batch is checked (selection vector valid, one row kind per
 // physical row, no kinds for AppendOnly cases) and applied to one
@@ -34,6 +36,16 @@
 // fails the test naming the row. Watermarks must not go backwards. Memory
 // comes from a checked allocator that must be empty once every instance is
 // closed.
+//
+// A test reads:
+//
+//	rows := []optest.Row{{Values: []any{"a", 1.5}, Epoch: 0}, {Kind: arrowflow.Delete, Values: []any{"a", 1.5}, Epoch: 1}}
+//	optest.Run(t, optest.Case{
+//		Name:    "sum",
+//		Factory: func() arrowflow.Operator { return newSum() },
+//		Inputs:  []optest.Input{{Schema: schema, KeyBy: []string{"k"}, Rows: rows}},
+//		Want:    func(e int) [][]any { return referenceSum(optest.UpTo(rows, e)) },
+//	})
 package optest
 
 import (
@@ -241,6 +253,9 @@ func validate(c *Case) (int, error) {
 	for i, in := range c.Inputs {
 		if in.Schema == nil {
 			return 0, fmt.Errorf("input %d has no Schema", i)
+		}
+		if in.KeyBy != nil && len(in.KeyBy) == 0 {
+			return 0, fmt.Errorf("input %d: KeyBy is empty; use nil for an unkeyed input (parallelism 1)", i)
 		}
 		for _, k := range in.KeyBy {
 			if in.Schema.FieldIndices(k) == nil {

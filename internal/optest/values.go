@@ -189,7 +189,7 @@ func Normalize(row []any) []any {
 	var out []any
 	for i, v := range row {
 		n := normalizeValue(v)
-		if out == nil && !sameValue(n, v) {
+		if out == nil && changedByNormalize(v) {
 			out = append(make([]any, 0, len(row)), row[:i]...)
 		}
 		if out != nil {
@@ -202,14 +202,14 @@ func Normalize(row []any) []any {
 	return out
 }
 
-// sameValue reports whether normalizing v left it as it was (without
-// comparing uncomparable values such as []byte).
-func sameValue(n, v any) bool {
+// changedByNormalize reports whether normalizeValue may change v (decided
+// by type, since values such as []byte are not comparable).
+func changedByNormalize(v any) bool {
 	switch v.(type) {
 	case int, int8, int16, int32, uint, uint8, uint16, uint32, float32, time.Time:
-		return false
+		return true
 	}
-	return true
+	return false
 }
 
 func normalizeValue(v any) any {
