@@ -1,0 +1,532 @@
+package changelog
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/weirflow/weir/kernels"
+)
+
+// aggPairs is the multiset of values of every group: a kernels.GroupTable
+// on (group id, value) hands out dense pair ids, which index the pairs'
+// counts. The pairs of a group form a list (head, next) so that a group can
+// be scanned (a MIN whose minimum was retracted) or cleared. A pair whose
+// count drops to 0 stays until compact rebuilds the table without it.
+type aggPairs struct {
+	types []arrow.DataType // uint32, the value type
+	table *kernels.GroupTable
+	count []int64  // by pair
+	group []uint32 // by pair
+	next  []int32  // by pair: the next pair of the group, -1 at the end
+	head  []int32  // by group: its first pair, -1 for none
+	live  int      // pairs with a positive count
+
+	gidCol []uint32 // scratch: the group of each physical row
+	pids   []uint32 // scratch
+}
+
+func newAggPairs(dt arrow.DataType) (*aggPairs, error) {
+	types := []arrow.DataType{arrow.PrimitiveTypes.Uint32, dt}
+	t, err := kernels.NewGroupTable(types)
+	if err != nil {
+		return nil, err
+	}
+	return &aggPairs{types: types, table: t}, nil
+}
+
+func (p *aggPairs) grow(groups int) {
+	for len(p.head) < groups {
+		p.head = append(p.head, -1)
+	}
+}
+
+// find returns the pair of each selected row (value vals[sel[k]] in group
+// gids[k]), creating missing pairs (with count 0) when insert, else
+// reporting kernels.NoGroup for them. The result is scratch.
+func (p *aggPairs) find(vals arrow.Array, sel []int32, gids []uint32, insert bool) ([]uint32, error) {
+	if len(sel) == 0 {
+		return nil, nil
+	}
+	n := vals.Len()
+	if cap(p.gidCol) < n {
+		p.gidCol = make([]uint32, n)
+	}
+	gc := p.gidCol[:n]
+	for k, i := range sel {
+		gc[i] = gids[k]
+	}
+	buf := memory.NewBufferBytes(arrow.Uint32Traits.CastToBytes(gc))
+	d := array.NewData(arrow.PrimitiveTypes.Uint32, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
+	gcol := array.NewUint32Data(d)
+	d.Release()
+	defer gcol.Release()
+	if cap(p.pids) < len(sel) {
+		p.pids = make([]uint32, len(sel))
+	}
+	pids := p.pids[:len(sel)]
+	keys := []arrow.Array{gcol, vals}
+	var err error
+	if insert {
+		err = p.table.FindOrInsert(keys, sel, pids)
+	} else {
+		err = p.table.Lookup(keys, sel, pids)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if insert {
+		// New pairs have ids in order of first appearance.
+		for k, id := range pids {
+			if int(id) == len(p.count) {
+				g := gids[k]
+				p.count = append(p.count, 0)
+				p.group = append(p.group, g)
+				p.next = append(p.next, p.head[g])
+				p.head[g] = int32(id)
+			}
+		}
+	}
+	return pids, nil
+}
+
+// add changes pair id's count by d (never below 0) and reports whether the
+// pair became live (+1) or dead (-1).
+func (p *aggPairs) add(id uint32, d int64) int {
+	c := p.count[id]
+	n := max(c+d, 0)
+	p.count[id] = n
+	switch {
+	case c == 0 && n > 0:
+		p.live++
+		return 1
+	case c > 0 && n == 0:
+		p.live--
+		return -1
+	}
+	return 0
+}
+
+// clearGroup zeroes the counts of group g's pairs.
+func (p *aggPairs) clearGroup(g uint32) {
+	for id := p.head[g]; id >= 0; id = p.next[id] {
+		if p.count[id] > 0 {
+			p.live--
+		}
+		p.count[id] = 0
+	}
+}
+
+// needsCompact reports whether dead pairs outnumber live ones enough to
+// rebuild the table.
+func (p *aggPairs) needsCompact() bool {
+	dead := len(p.count) - p.live
+	return dead > 4096 && dead > p.live
+}
+
+// compact rebuilds the table with the live pairs only, renumbered in order,
+// and returns the old -> new pair id map (-1 for dropped pairs).
+func (p *aggPairs) compact() ([]int32, error) {
+	mem := memory.DefaultAllocator
+	keys := p.table.Keys(mem)
+	defer func() {
+		for _, k := range keys {
+			k.Release()
+		}
+	}()
+	sel := make([]int32, 0, p.live)
+	remap := make([]int32, len(p.count))
+	for id, c := range p.count {
+		remap[id] = -1
+		if c > 0 {
+			remap[id] = int32(len(sel))
+			sel = append(sel, int32(id))
+		}
+	}
+	t, err := kernels.NewGroupTable(p.types)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]uint32, len(sel))
+	if err := t.FindOrInsert(keys, sel, ids); err != nil {
+		return nil, err
+	}
+	count, group := make([]int64, len(sel)), make([]uint32, len(sel))
+	next := make([]int32, len(sel))
+	for i := range p.head {
+		p.head[i] = -1
+	}
+	for k, old := range sel {
+		if ids[k] != uint32(k) {
+			panic("BUG: group aggregate: compacted pairs renumbered out of order")
+		}
+		g := p.group[old]
+		count[k], group[k] = p.count[old], g
+		next[k], p.head[g] = p.head[g], int32(k)
+	}
+	p.table, p.count, p.group, p.next = t, count, group, next
+	return remap, nil
+}
+
+// liveIDs lists the live pairs in id order.
+func (p *aggPairs) liveIDs() []int32 {
+	ids := make([]int32, 0, p.live)
+	for id, c := range p.count {
+		if c > 0 {
+			ids = append(ids, int32(id))
+		}
+	}
+	return ids
+}
+
+func (p *aggPairs) exportCounts(mem memory.Allocator, ids []int32) ([]uint32, arrow.Array) {
+	gids := make([]uint32, len(ids))
+	counts := make([]int64, len(ids))
+	for k, id := range ids {
+		gids[k], counts[k] = p.group[id], p.count[id]
+	}
+	return gids, aggFixedArray(mem, arrow.PrimitiveTypes.Int64, counts, nil)
+}
+
+func (p *aggPairs) sizeBytes() int64 {
+	return p.table.SizeBytes() + int64(cap(p.count))*8 + int64(cap(p.group))*4 + int64(cap(p.next))*4 +
+		int64(cap(p.head))*4 + int64(cap(p.gidCol))*4 + int64(cap(p.pids))*4
+}
+
+// aggDistinct is COUNT(DISTINCT x): the number of values of the group's
+// multiset with a positive count.
+type aggDistinct struct {
+	aggResult[int64]
+	pairs    *aggPairs
+	distinct []int64
+	valid    aggValid
+}
+
+func newAggDistinct(dt arrow.DataType) (*aggDistinct, error) {
+	pairs, err := newAggPairs(dt)
+	if err != nil {
+		return nil, fmt.Errorf("count(distinct): %w", err)
+	}
+	a := &aggDistinct{pairs: pairs}
+	a.codec = aggInt64Codec
+	a.cur = func(g uint32) (int64, bool) { return a.distinct[g], true }
+	return a, nil
+}
+
+func (a *aggDistinct) grow(n int) {
+	a.distinct = aggGrow(a.distinct, n)
+	a.pairs.grow(n)
+	a.growResult(n)
+}
+
+func (a *aggDistinct) update(args []arrow.Array, sel []int32, gids []uint32, retract bool) error {
+	sel, gids = a.valid.filter(args[0], sel, gids)
+	pids, err := a.pairs.find(args[0], sel, gids, !retract)
+	if err != nil {
+		return err
+	}
+	d := int64(1)
+	if retract {
+		d = -1
+	}
+	for k, id := range pids {
+		if id != kernels.NoGroup {
+			a.distinct[gids[k]] += int64(a.pairs.add(id, d))
+		}
+	}
+	return nil
+}
+
+func (a *aggDistinct) settle() {
+	if a.pairs.needsCompact() {
+		if _, err := a.pairs.compact(); err != nil {
+			panic(fmt.Sprintf("BUG: group aggregate: compacting count(distinct) values: %v", err))
+		}
+	}
+}
+
+func (a *aggDistinct) clear(g uint32) {
+	a.pairs.clearGroup(g)
+	a.distinct[g] = 0
+	a.clearResult(g)
+}
+
+func (a *aggDistinct) slots(name string) []aggSlot { return []aggSlot{a.resultSlot(name)} }
+
+func (a *aggDistinct) sizeBytes() int64 {
+	return a.pairs.sizeBytes() + int64(cap(a.distinct))*8 + a.resultBytes()
+}
+
+func (a *aggDistinct) hasValues() bool { return true }
+
+func (a *aggDistinct) valueType() arrow.DataType { return a.pairs.types[1] }
+
+func (a *aggDistinct) exportValues(mem memory.Allocator) ([]uint32, arrow.Array, arrow.Array) {
+	ids := a.pairs.liveIDs()
+	gids, counts := a.pairs.exportCounts(mem, ids)
+	keys := a.pairs.table.Keys(mem)
+	keys[0].Release()
+	vals, err := kernels.Take(mem, keys[1], ids)
+	keys[1].Release()
+	if err != nil {
+		panic(fmt.Sprintf("BUG: group aggregate: taking count(distinct) values: %v", err))
+	}
+	return gids, vals, counts
+}
+
+func (a *aggDistinct) loadValues(values, counts arrow.Array, sel []int32, gids []uint32) error {
+	pids, err := a.pairs.find(values, sel, gids, true)
+	if err != nil {
+		return err
+	}
+	cs := counts.(*array.Int64)
+	for k, id := range pids {
+		a.distinct[gids[k]] += int64(a.pairs.add(id, cs.Value(int(sel[k]))))
+	}
+	return nil
+}
+
+// aggMinMax is MIN or MAX. Over an append-only input it keeps each
+// group's running extreme (run, has). Over a retracting input it keeps the
+// group's multiset of values (pairs, with each pair's value in pval) and
+// best, the pair holding the extreme; retracting the extreme's last copy
+// marks the group stale, and settle rescans its pairs.
+type aggMinMax[T comparable] struct {
+	aggResult[T]
+	vc         aggCodec[T]
+	better     func(a, b T) bool // a is strictly more extreme than b
+	retracting bool
+	run        []T // append-only: the running extreme
+	has        []bool
+	pairs      *aggPairs
+	pval       []T     // by pair
+	best       []int32 // by group, -1 for none
+	stale      []uint32
+	valid      aggValid
+}
+
+func newAggMinMax(dt arrow.DataType, isMax, retracting bool) (aggAcc, error) {
+	switch dt.ID() {
+	case arrow.INT8:
+		return newAggMinMaxOf(aggFixedCodec[int8](dt, aggEqual[int8]), aggOrderedLess[int8], isMax, retracting)
+	case arrow.INT16:
+		return newAggMinMaxOf(aggFixedCodec[int16](dt, aggEqual[int16]), aggOrderedLess[int16], isMax, retracting)
+	case arrow.INT32, arrow.DATE32, arrow.TIME32:
+		return newAggMinMaxOf(aggFixedCodec[int32](dt, aggEqual[int32]), aggOrderedLess[int32], isMax, retracting)
+	case arrow.INT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION:
+		return newAggMinMaxOf(aggFixedCodec[int64](dt, aggEqual[int64]), aggOrderedLess[int64], isMax, retracting)
+	case arrow.UINT8:
+		return newAggMinMaxOf(aggFixedCodec[uint8](dt, aggEqual[uint8]), aggOrderedLess[uint8], isMax, retracting)
+	case arrow.UINT16:
+		return newAggMinMaxOf(aggFixedCodec[uint16](dt, aggEqual[uint16]), aggOrderedLess[uint16], isMax, retracting)
+	case arrow.UINT32:
+		return newAggMinMaxOf(aggFixedCodec[uint32](dt, aggEqual[uint32]), aggOrderedLess[uint32], isMax, retracting)
+	case arrow.UINT64:
+		return newAggMinMaxOf(aggFixedCodec[uint64](dt, aggEqual[uint64]), aggOrderedLess[uint64], isMax, retracting)
+	case arrow.FLOAT32:
+		return newAggMinMaxOf(aggFixedCodec[float32](dt, aggFloatEqual[float32]), aggFloatLess[float32], isMax, retracting)
+	case arrow.FLOAT64:
+		return newAggMinMaxOf(aggFixedCodec[float64](dt, aggFloatEqual[float64]), aggFloatLess[float64], isMax, retracting)
+	case arrow.DECIMAL128:
+		return newAggMinMaxOf(aggDec128Codec(dt), func(a, b decimal128.Num) bool { return a.Less(b) }, isMax, retracting)
+	case arrow.BOOL:
+		return newAggMinMaxOf(aggBoolCodec(), func(a, b bool) bool { return !a && b }, isMax, retracting)
+	case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY, arrow.FIXED_SIZE_BINARY:
+		return newAggMinMaxOf(aggStringCodec(dt), aggOrderedLess[string], isMax, retracting)
+	}
+	return nil, fmt.Errorf("min/max over %s is not supported over a changelog", dt)
+}
+
+func newAggMinMaxOf[T comparable](vc aggCodec[T], less func(a, b T) bool, isMax, retracting bool) (aggAcc, error) {
+	a := &aggMinMax[T]{vc: vc, better: less, retracting: retracting}
+	if isMax {
+		a.better = func(x, y T) bool { return less(y, x) }
+	}
+	a.codec = vc
+	if retracting {
+		pairs, err := newAggPairs(vc.dt)
+		if err != nil {
+			return nil, fmt.Errorf("min/max: %w", err)
+		}
+		a.pairs = pairs
+		a.cur = func(g uint32) (T, bool) {
+			if b := a.best[g]; b >= 0 {
+				return a.pval[b], true
+			}
+			var z T
+			return z, false
+		}
+	} else {
+		a.cur = func(g uint32) (T, bool) { return a.run[g], a.has[g] }
+	}
+	return a, nil
+}
+
+func (a *aggMinMax[T]) keep(v T) T {
+	if a.vc.own != nil {
+		return a.vc.own(v)
+	}
+	return v
+}
+
+func (a *aggMinMax[T]) grow(n int) {
+	a.growResult(n)
+	if !a.retracting {
+		a.run, a.has = aggGrow(a.run, n), aggGrow(a.has, n)
+		return
+	}
+	a.pairs.grow(n)
+	for len(a.best) < n {
+		a.best = append(a.best, -1)
+	}
+}
+
+func (a *aggMinMax[T]) update(args []arrow.Array, sel []int32, gids []uint32, retract bool) error {
+	sel, gids = a.valid.filter(args[0], sel, gids)
+	rd := a.vc.reader(args[0])
+	if !a.retracting {
+		if retract {
+			panic("BUG: group aggregate: retraction into an append-only min/max")
+		}
+		cur, has := a.run, a.has
+		for k, g := range gids {
+			v := rd(int(sel[k]))
+			if !has[g] || a.better(v, cur[g]) {
+				cur[g], has[g] = a.keep(v), true
+			}
+		}
+		return nil
+	}
+	pids, err := a.pairs.find(args[0], sel, gids, !retract)
+	if err != nil {
+		return err
+	}
+	if !retract {
+		for k, id := range pids {
+			if int(id) == len(a.pval) {
+				a.pval = append(a.pval, a.keep(rd(int(sel[k]))))
+			}
+			a.addPair(gids[k], id, 1)
+		}
+		return nil
+	}
+	for k, id := range pids {
+		if id == kernels.NoGroup {
+			continue
+		}
+		g := gids[k]
+		if a.pairs.add(id, -1) < 0 && a.best[g] == int32(id) {
+			a.best[g] = -1
+			a.stale = append(a.stale, g)
+		}
+	}
+	return nil
+}
+
+// addPair adds d copies of pair id's value to group g.
+func (a *aggMinMax[T]) addPair(g, id uint32, d int64) {
+	a.pairs.add(id, d)
+	if a.pairs.count[id] > 0 {
+		if b := a.best[g]; b < 0 || a.better(a.pval[id], a.pval[b]) {
+			a.best[g] = int32(id)
+		}
+	}
+}
+
+func (a *aggMinMax[T]) settle() {
+	if !a.retracting {
+		return
+	}
+	p := a.pairs
+	for _, g := range a.stale {
+		if a.best[g] >= 0 {
+			continue // a later add of the batch found one
+		}
+		best := int32(-1)
+		for id := p.head[g]; id >= 0; id = p.next[id] {
+			if p.count[id] > 0 && (best < 0 || a.better(a.pval[id], a.pval[best])) {
+				best = id
+			}
+		}
+		a.best[g] = best
+	}
+	a.stale = a.stale[:0]
+	if p.needsCompact() {
+		remap, err := p.compact()
+		if err != nil {
+			panic(fmt.Sprintf("BUG: group aggregate: compacting min/max values: %v", err))
+		}
+		pval := make([]T, p.live)
+		for old, nw := range remap {
+			if nw >= 0 {
+				pval[nw] = a.pval[old]
+			}
+		}
+		a.pval = pval
+		for g, b := range a.best {
+			if b >= 0 {
+				a.best[g] = remap[b]
+			}
+		}
+	}
+}
+
+func (a *aggMinMax[T]) clear(g uint32) {
+	a.clearResult(g)
+	if !a.retracting {
+		var z T
+		a.run[g], a.has[g] = z, false
+		return
+	}
+	a.pairs.clearGroup(g)
+	a.best[g] = -1
+}
+
+func (a *aggMinMax[T]) slots(name string) []aggSlot {
+	if a.retracting {
+		return []aggSlot{a.resultSlot(name)}
+	}
+	return []aggSlot{aggSliceSlot[T]{name: name + ".value", codec: a.vc, vals: &a.run, valid: &a.has}, a.resultSlot(name)}
+}
+
+func (a *aggMinMax[T]) sizeBytes() int64 {
+	var z T
+	w := int64(aggSizeof(z))
+	n := a.resultBytes() + int64(cap(a.run))*w + int64(cap(a.has)) + int64(cap(a.pval))*w + int64(cap(a.best))*4
+	if a.pairs != nil {
+		n += a.pairs.sizeBytes()
+	}
+	return n
+}
+
+func (a *aggMinMax[T]) hasValues() bool { return a.retracting }
+
+func (a *aggMinMax[T]) valueType() arrow.DataType { return a.vc.dt }
+
+func (a *aggMinMax[T]) exportValues(mem memory.Allocator) ([]uint32, arrow.Array, arrow.Array) {
+	ids := a.pairs.liveIDs()
+	gids, counts := a.pairs.exportCounts(mem, ids)
+	vals := make([]T, len(ids))
+	for k, id := range ids {
+		vals[k] = a.pval[id]
+	}
+	return gids, a.vc.build(mem, vals, nil), counts
+}
+
+func (a *aggMinMax[T]) loadValues(values, counts arrow.Array, sel []int32, gids []uint32) error {
+	pids, err := a.pairs.find(values, sel, gids, true)
+	if err != nil {
+		return err
+	}
+	rd := a.vc.reader(values)
+	cs := counts.(*array.Int64)
+	for k, id := range pids {
+		if int(id) == len(a.pval) {
+			a.pval = append(a.pval, a.keep(rd(int(sel[k]))))
+		}
+		a.addPair(gids[k], id, cs.Value(int(sel[k])))
+	}
+	return nil
+}
