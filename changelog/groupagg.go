@@ -65,8 +65,9 @@ type GroupAggregateStats struct {
 	IgnoredRetractions int64
 	// ExpiredGroups counts groups dropped by StateTTL.
 	ExpiredGroups int64
-	// Flushes counts flushes that emitted something.
-	Flushes int64
+	// Flushes counts flushes that emitted something; Compactions the
+	// rebuilds of the state without the ids of groups that are gone.
+	Flushes, Compactions int64
 	// Groups is the number of groups held; StateBytes approximates the
 	// memory their state retains.
 	Groups, StateBytes int64

@@ -23,6 +23,8 @@ type aggPairs struct {
 	next  []int32  // by pair: the next pair of the group, -1 at the end
 	head  []int32  // by group: its first pair, -1 for none
 	live  int      // pairs with a positive count
+	// compactions counts rebuilds (for tests).
+	compactions int
 
 	gidCol []uint32 // scratch: the group of each physical row
 	pids   []uint32 // scratch
@@ -123,8 +125,12 @@ func (p *aggPairs) clearGroup(g uint32) {
 // rebuild the table.
 func (p *aggPairs) needsCompact() bool {
 	dead := len(p.count) - p.live
-	return dead > 4096 && dead > p.live
+	return dead > aggMinPairCompact && dead > p.live
 }
+
+// aggMinPairCompact is the number of dead pairs below which a multiset is
+// not rebuilt.
+var aggMinPairCompact = 4096
 
 // compact rebuilds the table with the live pairs only, renumbered in order,
 // and returns the old -> new pair id map (-1 for dropped pairs).
@@ -167,6 +173,7 @@ func (p *aggPairs) compact() ([]int32, error) {
 		next[k], p.head[g] = p.head[g], int32(k)
 	}
 	p.table, p.count, p.group, p.next = t, count, group, next
+	p.compactions++
 	return remap, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/kernels"
+	"github.com/weirflow/weir/state"
 	"github.com/weirflow/weir/state/rowstore"
 )
 
@@ -75,7 +76,16 @@ func (o *aggOp) Open(info *arrowflow.TaskInfo) error {
 		o.clock = arrowflow.SystemClock
 	}
 	o.ttl = int64(o.cfg.StateTTL)
+	return o.initState()
+}
+
+// initState makes the empty state: no groups (one, without keys).
+func (o *aggOp) initState() error {
+	c := o.c
 	o.nextExpiry = math.MaxInt64
+	o.ngroups, o.live = 0, 0
+	o.rows, o.emitted, o.held, o.dirty, o.updated, o.dirtyList = nil, nil, nil, nil, nil, nil
+	var err error
 	if len(c.keyIdx) > 0 {
 		if o.table, err = kernels.NewGroupTable(c.keyTypes); err != nil {
 			return o.errorf("%w", err)
@@ -84,6 +94,7 @@ func (o *aggOp) Open(info *arrowflow.TaskInfo) error {
 			return o.errorf("%w", err)
 		}
 	}
+	o.accs = nil
 	for i, ag := range o.cfg.Aggs {
 		types := make([]arrow.DataType, len(c.argIdx[i]))
 		for j, x := range c.argIdx[i] {
@@ -100,6 +111,47 @@ func (o *aggOp) Open(info *arrowflow.TaskInfo) error {
 	}
 	return nil
 }
+
+// compactGroups rebuilds the state without the group ids of groups that
+// are gone (deleted or expired), when they outnumber the groups held: a
+// GroupTable cannot delete. It goes through a snapshot in memory, so the
+// rebuilt state is exactly what a restore would make.
+func (o *aggOp) compactGroups() error {
+	if o.table == nil || o.ngroups-int(o.live) <= max(aggMinCompact, int(o.live)) {
+		return nil
+	}
+	store := state.NewMemoryStore()
+	w, err := store.Create(state.SnapshotID{Job: "compact", Operator: o.info.Name}, o.info.KeyGroups)
+	if err != nil {
+		return o.errorf("compacting: %w", err)
+	}
+	if err := o.SnapshotState(0, w); err != nil {
+		w.Abort()
+		return err
+	}
+	h, err := w.Finish()
+	if err != nil {
+		return o.errorf("compacting: %w", err)
+	}
+	o.keys.Release()
+	if err := o.initState(); err != nil {
+		return err
+	}
+	o.stats.Compactions++
+	if h.IsZero() {
+		return nil
+	}
+	r, err := store.Open(h, o.mem)
+	if err != nil {
+		return o.errorf("compacting: %w", err)
+	}
+	defer r.Close()
+	return o.RestoreState(r)
+}
+
+// aggMinCompact is the number of gone groups below which compactGroups
+// does not bother.
+var aggMinCompact = 64 << 10
 
 // errorf returns an error naming the operator.
 func (o *aggOp) errorf(format string, args ...any) error {
@@ -363,6 +415,9 @@ func (o *aggOp) flush(out arrowflow.Emitter) error {
 		}
 	}
 	o.dirtyList = o.dirtyList[:0]
+	if err := o.compactGroups(); err != nil {
+		return err
+	}
 	return o.reportState()
 }
 

@@ -692,3 +692,95 @@ func TestGroupAggregateValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupAggregateCompacts runs the retracting cases with compaction
+// thresholds so low that groups and value multisets are rebuilt all the
+// time.
+func TestGroupAggregateCompacts(t *testing.T) {
+	defer func(g, p int) { aggMinCompact, aggMinPairCompact = g, p }(aggMinCompact, aggMinPairCompact)
+	aggMinCompact, aggMinPairCompact = 2, 2
+	cfg := GroupAggregate{Input: aggTestSchema, Keys: []string{"k", "ks"}, Aggs: aggTestAggs, Retracting: true}
+	gen := aggGen{rand.New(rand.NewPCG(13, 14)), 30}
+	events := gen.events(400, 4, true)
+	// Epoch 4 deletes most rows, so that most groups go; epoch 5 brings
+	// some back.
+	present := map[aggTRow]int{}
+	for _, ev := range events {
+		if ev.kind.IsRetraction() {
+			present[ev.row]--
+		} else {
+			present[ev.row]++
+		}
+	}
+	for row, n := range present {
+		for ; n > 0; n-- {
+			if gen.rng.IntN(10) > 0 {
+				events = append(events, aggTEvent{arrowflow.Delete, row, 4})
+			}
+		}
+	}
+	for i := 0; i < 50; i++ {
+		events = append(events, aggTEvent{arrowflow.Insert, gen.row(), 5})
+	}
+	aggCase(t, "compacting", cfg, events)
+
+	// The same input at once, to see that compactions happened.
+	mem := testutil.CheckedAllocator(t)
+	op := aggOpen(t, mem, cfg, nil)
+	out := &aggCollector{}
+	for e := 0; e < 6; e++ {
+		for _, ev := range events {
+			if ev.epoch == e {
+				if err := aggFeed(t, mem, op, out, aggTestSchema, []arrowflow.RowKind{ev.kind}, ev.row.values()); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := op.(arrowflow.EpochFlusher).FlushEpoch(uint64(e), out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := op.(GroupAggregateStatsReporter).GroupAggregateStats()
+	if st.Compactions == 0 {
+		t.Errorf("no group compaction: %+v", st)
+	}
+
+	// One group whose values mostly go: its multisets are rebuilt, and
+	// the minimum, maximum and distinct count stay right.
+	small := GroupAggregate{Input: aggSmallSchema, Keys: []string{"k"}, Retracting: true, Aggs: []window.Agg{
+		{Func: kernels.AggMin, Args: []string{"v"}, Name: "mn"}, {Func: kernels.AggMax, Args: []string{"v"}, Name: "mx"},
+		{Func: kernels.AggCountDistinct, Args: []string{"v"}, Name: "cd"}}}
+	op = aggOpen(t, mem, small, nil)
+	for i := 0; i < 20; i++ {
+		if err := aggFeed(t, mem, op, out, aggSmallSchema, nil, []any{"a", int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, i := range []int{0, 1, 2, 3, 4, 5, 6, 7, 19, 18, 17, 16, 15, 14, 13} {
+		if err := aggFeed(t, mem, op, out, aggSmallSchema, []arrowflow.RowKind{arrowflow.Delete}, []any{"a", int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := aggFeed(t, mem, op, out, aggSmallSchema, nil, []any{"a", int64(3)}, []any{"a", int64(9)}); err != nil {
+		t.Fatal(err)
+	}
+	out.take()
+	if err := op.(arrowflow.EpochFlusher).FlushEpoch(1, out); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := out.take(), []string{`+I["a" 3 12 6]`}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	for i, a := range op.(*aggOp).accs {
+		var p *aggPairs
+		switch a := a.(type) {
+		case *aggDistinct:
+			p = a.pairs
+		case *aggMinMax[int64]:
+			p = a.pairs
+		}
+		if dead := len(p.count) - p.live; p.compactions == 0 || (dead > aggMinPairCompact && dead > p.live) {
+			t.Errorf("%s: %d compactions, %d dead pairs, %d live", small.Aggs[i].Name, p.compactions, dead, p.live)
+		}
+	}
+}
