@@ -1,0 +1,285 @@
+package changelog
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/kernels"
+	"github.com/weirflow/weir/state"
+)
+
+// rankFirstOp is one subtask of a keep-first deduplication (Rank.KeepFirst):
+// it emits the first row of each partition, once, from the batch it
+// arrives in, and holds only a seen flag per partition. Among a batch's
+// rows of a partition not seen yet, the first is the one with the
+// smallest order value, ties in arrival order: for a processing-time
+// order the first to arrive, for an event-time order the earliest of the
+// batch (Flink keeps the smallest rowtime, updating a row already emitted;
+// this operator's output is append-only, so a later batch never replaces
+// it).
+type rankFirstOp struct {
+	rankBase
+	seen   []bool  // by partition id
+	access []int64 // by partition id, with a TTL
+	best   []int32 // by partition id: the batch's best row so far, or -1
+	nseen  int
+
+	lastSweep int64
+	touched   []uint32
+	out       []int32
+}
+
+func (o *rankFirstOp) Open(info *arrowflow.TaskInfo) error { return o.open(info) }
+
+// RankStats reports the subtask's counters.
+func (o *rankFirstOp) RankStats() RankStats {
+	s := o.stats
+	s.Partitions, s.StateRows = int64(o.nseen), int64(o.nseen)
+	s.StateBytes = o.stateBytes()
+	return s
+}
+
+func (o *rankFirstOp) stateBytes() int64 {
+	n := int64(cap(o.seen)) + int64(cap(o.access))*8 + int64(cap(o.best))*4
+	if o.parts != nil {
+		n += o.parts.SizeBytes()
+	}
+	return n
+}
+
+func (o *rankFirstOp) reportState() error {
+	return o.info.StateBudget.Set(o.stateBytes(), int64(o.nseen))
+}
+
+func (o *rankFirstOp) grow() {
+	n := o.partitionsLen()
+	for len(o.seen) < n {
+		o.seen = append(o.seen, false)
+		o.access = append(o.access, 0)
+		o.best = append(o.best, -1)
+	}
+}
+
+func (o *rankFirstOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) error {
+	if err := o.checkSchema(b); err != nil {
+		b.Release()
+		return err
+	}
+	n := b.NumRows()
+	if n == 0 {
+		b.Release()
+		return nil
+	}
+	if b.Kinds != nil {
+		for k := range n {
+			if kind := b.Kind(k); kind != arrowflow.Insert {
+				b.Release()
+				return o.errorf("row %d of a batch is a %s, but a keep-first deduplication takes an append-only input", b.Row(k), kind)
+			}
+		}
+	}
+	o.stats.InputRows += int64(n)
+	if err := o.prepare(b.Record, b.Sel); err != nil {
+		b.Release()
+		return err
+	}
+	o.grow()
+	now := o.now()
+	if o.ttl > 0 && now-o.lastSweep >= o.ttl {
+		o.sweep(now)
+	}
+	o.touched = o.touched[:0]
+	for k := range n {
+		pid := o.pids[k]
+		if o.ttl > 0 {
+			if o.seen[pid] && now-o.access[pid] >= o.ttl {
+				o.seen[pid] = false
+				o.nseen--
+				o.stats.ExpiredPartitions++
+			}
+			o.access[pid] = now
+		}
+		if o.seen[pid] {
+			continue
+		}
+		if bk := o.best[pid]; bk < 0 {
+			o.best[pid] = int32(k)
+			o.touched = append(o.touched, pid)
+		} else if bytes.Compare(o.bkey(k), o.bkey(int(bk))) < 0 {
+			o.best[pid] = int32(k)
+		}
+	}
+	sel := o.out[:0]
+	for _, pid := range o.touched {
+		sel = append(sel, o.rows[o.best[pid]])
+		o.best[pid] = -1
+		o.seen[pid] = true
+	}
+	o.out = sel
+	o.nseen += len(sel)
+	if err := o.reportState(); err != nil {
+		b.Release()
+		return err
+	}
+	if len(sel) == 0 {
+		b.Release()
+		return nil
+	}
+	o.stats.OutputRows += int64(len(sel))
+	o.stats.PerRowOutputRows += int64(len(sel))
+	// The first rows go on in the input's own record: only the
+	// selection changes.
+	if len(sel) == int(b.Record.NumRows()) {
+		return out.Emit(arrowflow.Batch{Record: b.Record})
+	}
+	slices.Sort(sel)
+	return out.Emit(arrowflow.Batch{Record: b.Record, Sel: slices.Clone(sel)})
+}
+
+// sweep forgets every partition no row reached for the TTL.
+func (o *rankFirstOp) sweep(now int64) {
+	o.lastSweep = now
+	for pid, s := range o.seen {
+		if s && now-o.access[pid] >= o.ttl {
+			o.seen[pid] = false
+			o.nseen--
+			o.stats.ExpiredPartitions++
+		}
+	}
+}
+
+func (o *rankFirstOp) ProcessWatermark(wm arrowflow.EventTime, out arrowflow.Emitter) error {
+	return out.EmitWatermark(wm)
+}
+
+// FlushEpoch has nothing to flush (rows are emitted as they arrive); it
+// sweeps expired partitions.
+func (o *rankFirstOp) FlushEpoch(_ uint64, _ arrowflow.Emitter) error {
+	if now := o.now(); o.ttl > 0 && now-o.lastSweep >= o.ttl {
+		o.sweep(now)
+		return o.reportState()
+	}
+	return nil
+}
+
+// Finish emits nothing: every first row went out with its batch.
+func (o *rankFirstOp) Finish(arrowflow.Emitter) error { return nil }
+
+// firstSchema is the layout of the rank_first table: the key group, then
+// the partition columns.
+func (o *rankFirstOp) firstSchema() *arrow.Schema {
+	fields := []arrow.Field{{Name: state.KeyGroupColumn, Type: arrow.PrimitiveTypes.Uint16}}
+	for _, i := range o.c.partIdx {
+		fields = append(fields, o.cfg.Input.Field(i))
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// SnapshotState writes the partitions seen, by key group.
+func (o *rankFirstOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
+	if o.nseen == 0 {
+		return nil
+	}
+	var ids []int32
+	for pid, s := range o.seen {
+		if s {
+			ids = append(ids, int32(pid))
+		}
+	}
+	cols := make([]arrow.Array, 0, 1+len(o.c.partIdx))
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	kg := array.NewUint16Builder(o.mem)
+	defer kg.Release()
+	kg.Reserve(len(ids))
+	if o.parts == nil {
+		kg.UnsafeAppend(uint16(o.info.KeyGroups.Start))
+		cols = append(cols, kg.NewArray())
+	} else {
+		all := o.parts.Keys(o.mem)
+		var keys []arrow.Array
+		for _, a := range all {
+			t, err := kernels.Take(o.mem, a, ids)
+			a.Release()
+			if err != nil {
+				for _, k := range keys {
+					k.Release()
+				}
+				return o.errorf("snapshot: %w", err)
+			}
+			keys = append(keys, t)
+		}
+		hashes := make([]uint64, len(ids))
+		err := kernels.HashColumns(keys, nil, hashes)
+		maxPar := o.maxParallelism()
+		for _, h := range hashes {
+			kg.UnsafeAppend(uint16(kernels.KeyGroupOf(h, maxPar)))
+		}
+		cols = append(cols, kg.NewArray())
+		cols = append(cols, keys...)
+		if err != nil {
+			return o.errorf("snapshot: %w", err)
+		}
+	}
+	rec := array.NewRecordBatch(o.firstSchema(), cols, int64(cols[0].Len()))
+	defer rec.Release()
+	return w.Write(rankFirstTable, rec)
+}
+
+// RestoreState marks seen the partitions of this subtask's key groups.
+func (o *rankFirstOp) RestoreState(r state.SnapshotReader) error {
+	if !slices.Contains(r.Tables(), rankFirstTable) {
+		return o.reportState()
+	}
+	want := o.firstSchema()
+	now := o.now()
+	o.lastSweep = now
+	err := r.Read(rankFirstTable, func(rec arrow.RecordBatch) error {
+		if !rec.Schema().Equal(want) {
+			return o.errorf("snapshot table %q has schema %s, want %s", rankFirstTable, rec.Schema(), want)
+		}
+		kgs := rec.Column(0).(*array.Uint16)
+		var sel []int32
+		for i := range kgs.Len() {
+			if o.info.KeyGroups.Contains(int(kgs.Value(i))) {
+				sel = append(sel, int32(i))
+			}
+		}
+		if len(sel) == 0 {
+			return nil
+		}
+		pids := make([]uint32, len(sel))
+		if o.parts != nil {
+			if err := o.parts.FindOrInsert(rec.Columns()[1:], sel, pids); err != nil {
+				return o.errorf("restore: %w", err)
+			}
+		}
+		o.grow()
+		for _, pid := range pids {
+			if !o.seen[pid] {
+				o.seen[pid] = true
+				o.nseen++
+			}
+			o.access[pid] = now
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return o.reportState()
+}
+
+func (o *rankFirstOp) Close() error {
+	o.seen, o.access, o.best = nil, nil, nil
+	if o.info != nil {
+		_ = o.info.StateBudget.Set(0, 0)
+	}
+	return nil
+}

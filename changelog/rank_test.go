@@ -1,0 +1,719 @@
+package changelog
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/internal/optest"
+	"github.com/weirflow/weir/internal/testutil"
+	"github.com/weirflow/weir/state"
+	"github.com/weirflow/weir/window"
+)
+
+// rankTestSchema is the input of most rank tests: partition k, order
+// candidates v (small domain, ties), s, f, and a unique id.
+var rankTestSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+}, nil)
+
+// rankGen makes n input rows over parts partitions (and NULL), in epochs
+// epochs; with retract, about a third of the rows retract a live row
+// (-D, or -U followed by +U of a new version).
+func rankGen(seed uint64, n, parts, epochs int, retract bool) []optest.Row {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	strs := []string{"", "a", "ab", "b", "a\x00", "zz", "\x00"}
+	floats := []float64{0, math.Copysign(0, -1), 1.5, -2, math.Inf(1), math.Inf(-1), math.NaN(), 3}
+	nullable := func(p int, v any) any {
+		if rng.IntN(p) == 0 {
+			return nil
+		}
+		return v
+	}
+	id := int64(0)
+	newRow := func() []any {
+		id++
+		return []any{nullable(10, int64(rng.IntN(parts))), nullable(6, int64(rng.IntN(8))),
+			nullable(8, strs[rng.IntN(len(strs))]), nullable(8, floats[rng.IntN(len(floats))]), id}
+	}
+	var rows []optest.Row
+	var live [][]any
+	for i := 0; len(rows) < n; i++ {
+		e := len(rows) * epochs / n
+		if retract && len(live) > 0 && rng.IntN(3) == 0 {
+			j := rng.IntN(len(live))
+			old := live[j]
+			live = slices.Delete(live, j, j+1)
+			if rng.IntN(2) == 0 {
+				rows = append(rows, optest.Row{Kind: arrowflow.Delete, Values: old, Epoch: e})
+				continue
+			}
+			nw := newRow()
+			nw[0] = old[0] // an update keeps its partition
+			rows = append(rows, optest.Row{Kind: arrowflow.UpdateBefore, Values: old, Epoch: e},
+				optest.Row{Kind: arrowflow.UpdateAfter, Values: nw, Epoch: e})
+			live = append(live, nw)
+			continue
+		}
+		r := newRow()
+		live = append(live, r)
+		rows = append(rows, optest.Row{Kind: arrowflow.Insert, Values: r, Epoch: e})
+	}
+	return rows
+}
+
+// rankRefCompare orders two values of an ORDER BY column as SQL does:
+// NULLs last unless nullsFirst (in either direction), NaN below every
+// number, -0 equal to +0.
+func rankRefCompare(a, b any, desc, nullsFirst bool) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		if nullsFirst {
+			return -1
+		}
+		return 1
+	case b == nil:
+		if nullsFirst {
+			return 1
+		}
+		return -1
+	}
+	var c int
+	switch x := a.(type) {
+	case int64:
+		c = cmp.Compare(x, b.(int64))
+	case uint64:
+		c = cmp.Compare(x, b.(uint64))
+	case float64:
+		c = cmp.Compare(x, b.(float64))
+	case string:
+		c = strings.Compare(x, b.(string))
+	case bool:
+		y := b.(bool)
+		c = cmp.Compare(btoi(x), btoi(y))
+	case time.Time:
+		c = x.Compare(b.(time.Time))
+	default:
+		panic(fmt.Sprintf("rank reference: cannot order %T", a))
+	}
+	if desc {
+		return -c
+	}
+	return c
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// rankReference is the plain reference: the table the query describes
+// after the rows of epochs 0..epoch. Per partition it materializes the
+// input changelog (rows in arrival order, a retraction removing the last
+// equal row), sorts the rows stably by the ORDER BY and ranks them.
+func rankReference(r Rank, rows []optest.Row, epoch int) [][]any {
+	idx := func(name string) int { return r.Input.FieldIndices(name)[0] }
+	var partIdx []int
+	for _, p := range r.PartitionBy {
+		partIdx = append(partIdx, idx(p))
+	}
+	parts := map[string][][]any{}
+	var order []string
+	for _, row := range rows {
+		if row.Epoch > epoch {
+			break
+		}
+		v := optest.Normalize(row.Values)
+		var kv []any
+		for _, i := range partIdx {
+			kv = append(kv, v[i])
+		}
+		key := optest.FormatRow(kv)
+		if _, ok := parts[key]; !ok {
+			order = append(order, key)
+		}
+		if !row.Kind.IsRetraction() {
+			parts[key] = append(parts[key], v)
+			continue
+		}
+		p := parts[key]
+		for j := len(p) - 1; j >= 0; j-- {
+			if optest.RowsEqual(p[j], v) {
+				parts[key] = slices.Delete(p, j, j+1)
+				break
+			}
+		}
+	}
+	var out [][]any
+	for _, key := range order {
+		p := slices.Clone(parts[key])
+		if r.KeepFirst() {
+			// Test data orders keep-first rows by arrival.
+			if len(p) > 0 {
+				out = append(out, p[0])
+			}
+			continue
+		}
+		cmpRows := func(a, b []any) int {
+			for _, o := range r.OrderBy {
+				i := idx(o.Column)
+				if c := rankRefCompare(a[i], b[i], o.Desc, o.NullsFirst); c != 0 {
+					return c
+				}
+			}
+			return 0
+		}
+		slices.SortStableFunc(p, cmpRows)
+		var rank, dense int64
+		for i, row := range p {
+			tied := i > 0 && cmpRows(p[i-1], row) == 0
+			if !tied {
+				rank = int64(i + 1)
+				dense++
+			}
+			var rk int64
+			switch r.Func {
+			case RowNumber:
+				rk = int64(i + 1)
+			case RankWithGaps:
+				rk = rank
+			case DenseRank:
+				rk = dense
+			}
+			if rk > r.N {
+				break
+			}
+			if r.RankColumn != "" {
+				row = append(slices.Clone(row), rk)
+			}
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+func asc(col string) window.OrderKey  { return window.OrderKey{Column: col} }
+func desc(col string) window.OrderKey { return window.OrderKey{Column: col, Desc: true} }
+
+// TestRank runs Top-N, deduplication and their retracting forms through
+// the operator harness (parallelism 1, 2, 4, rescales 2->1, 2->4, 4->2,
+// batch sizes 1, 7, 1000, random selections) and compares the
+// materialized output after every epoch with the reference.
+func TestRank(t *testing.T) {
+	base := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}}
+	with := func(f func(r *Rank)) Rank {
+		r := base
+		f(&r)
+		return r
+	}
+	cases := []struct {
+		name    string
+		cfg     Rank
+		retract bool
+		parts   int
+	}{
+		{"rownumber/n1", with(func(r *Rank) { r.OrderBy, r.N = []window.OrderKey{asc("v"), asc("id")}, 1 }), false, 5},
+		{"rownumber/n3/desc/nullsfirst/rn", with(func(r *Rank) {
+			r.OrderBy = []window.OrderKey{{Column: "v", Desc: true, NullsFirst: true}, asc("id")}
+			r.N, r.RankColumn = 3, "rn"
+		}), false, 5},
+		{"rownumber/n3/ties-by-arrival/rn", with(func(r *Rank) { r.OrderBy, r.N, r.RankColumn = []window.OrderKey{asc("v")}, 3, "rn" }), false, 4},
+		{"rownumber/n3/float/string", with(func(r *Rank) {
+			r.OrderBy, r.N = []window.OrderKey{asc("f"), desc("s"), desc("id")}, 3
+		}), false, 4},
+		{"rank/n1", with(func(r *Rank) { r.Func, r.OrderBy, r.N = RankWithGaps, []window.OrderKey{desc("v")}, 1 }), false, 5},
+		{"rank/n3/rn", with(func(r *Rank) {
+			r.Func, r.OrderBy, r.N, r.RankColumn = RankWithGaps, []window.OrderKey{asc("v")}, 3, "rn"
+		}), false, 4},
+		{"dense/n1", with(func(r *Rank) { r.Func, r.OrderBy, r.N = DenseRank, []window.OrderKey{asc("f")}, 1 }), false, 4},
+		{"dense/n3/rn", with(func(r *Rank) {
+			r.Func, r.OrderBy, r.N, r.RankColumn = DenseRank, []window.OrderKey{{Column: "s", Desc: true, NullsFirst: true}}, 3, "rn"
+		}), false, 4},
+		{"keepfirst", with(func(r *Rank) { r.OrderBy, r.N = []window.OrderKey{asc("id")}, 1 }), false, 6},
+		{"proctime/keepfirst", with(func(r *Rank) { r.N = 1 }), false, 6},
+		{"proctime/rownumber/n2/rn", with(func(r *Rank) { r.N, r.RankColumn = 2, "rn" }), false, 4},
+		{"proctime/retract/n1", with(func(r *Rank) { r.N, r.Retracting = 1, true }), true, 4},
+		{"keeplast", with(func(r *Rank) { r.OrderBy, r.N = []window.OrderKey{desc("id")}, 1 }), false, 6},
+		{"retract/rownumber/n1", with(func(r *Rank) { r.OrderBy, r.N, r.Retracting = []window.OrderKey{desc("v"), asc("id")}, 1, true }), true, 4},
+		{"retract/rownumber/n3/rn", with(func(r *Rank) {
+			r.OrderBy, r.N, r.RankColumn, r.Retracting = []window.OrderKey{asc("v"), desc("id")}, 3, "rn", true
+		}), true, 4},
+		{"retract/rank/n3/rn", with(func(r *Rank) {
+			r.Func, r.OrderBy, r.N, r.RankColumn, r.Retracting = RankWithGaps, []window.OrderKey{asc("v")}, 3, "rn", true
+		}), true, 3},
+		{"retract/dense/n2", with(func(r *Rank) {
+			r.Func, r.OrderBy, r.N, r.Retracting = DenseRank, []window.OrderKey{desc("f")}, 2, true
+		}), true, 3},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			rows := rankGen(uint64(i), 240, c.parts, 4, c.retract)
+			optest.Run(t, optest.Case{
+				Name:       c.name,
+				Factory:    c.cfg.Factory(),
+				Inputs:     []optest.Input{{Schema: rankTestSchema, KeyBy: []string{"k"}, Rows: rows}},
+				Want:       func(e int) [][]any { return rankReference(c.cfg, rows, e) },
+				AppendOnly: c.cfg.KeepFirst(),
+				Seed:       uint64(i),
+			})
+		})
+	}
+}
+
+// TestRankNoPartition ranks the whole input as one partition, at
+// parallelism 1.
+func TestRankNoPartition(t *testing.T) {
+	for _, retract := range []bool{false, true} {
+		cfg := Rank{Input: rankTestSchema, OrderBy: []window.OrderKey{desc("v"), asc("id")}, N: 3, RankColumn: "rn", Retracting: retract}
+		rows := rankGen(3, 200, 1, 3, retract)
+		t.Run(fmt.Sprintf("retract=%v", retract), func(t *testing.T) {
+			optest.Run(t, optest.Case{
+				Name:    "nopartition",
+				Factory: cfg.Factory(),
+				Inputs:  []optest.Input{{Schema: rankTestSchema, Rows: rows}},
+				Want:    func(e int) [][]any { return rankReference(cfg, rows, e) },
+			})
+		})
+	}
+}
+
+// TestRankLarge runs enough rows through few configurations that the
+// row store compacts (pruned candidates, retracted rows) between epochs.
+func TestRankLarge(t *testing.T) {
+	configs := []optest.Config{{Parallelism: []int{1}, BatchSize: 1000}, {Parallelism: []int{2, 4}, BatchSize: 333, RandomSel: true}}
+	for _, retract := range []bool{false, true} {
+		cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, Func: RankWithGaps,
+			OrderBy: []window.OrderKey{asc("f"), desc("v")}, N: 2, RankColumn: "r", Retracting: retract, compactMin: 1}
+		rows := rankGen(9, 12000, 40, 3, retract)
+		t.Run(fmt.Sprintf("retract=%v", retract), func(t *testing.T) {
+			optest.Run(t, optest.Case{
+				Name:    "large",
+				Factory: cfg.Factory(),
+				Inputs:  []optest.Input{{Schema: rankTestSchema, KeyBy: []string{"k"}, Rows: rows}},
+				Want:    func(e int) [][]any { return rankReference(cfg, rows, e) },
+				Configs: configs,
+			})
+		})
+	}
+}
+
+// rankCollector is an Emitter that materializes what it receives.
+type rankCollector struct {
+	t       *testing.T
+	table   optest.Multiset
+	changes []optest.Change
+	batches int
+	wms     []arrowflow.EventTime
+}
+
+func (c *rankCollector) Emit(b arrowflow.Batch) error {
+	defer b.Release()
+	if err := b.Validate(); err != nil {
+		c.t.Fatal(err)
+	}
+	c.batches++
+	for _, ch := range optest.Changes(b) {
+		c.changes = append(c.changes, ch)
+		if err := c.table.Apply(ch.Kind, ch.Values); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	return nil
+}
+
+func (c *rankCollector) EmitWatermark(wm arrowflow.EventTime) error {
+	c.wms = append(c.wms, wm)
+	return nil
+}
+
+// rankFakeClock is a processing-time clock the test moves.
+type rankFakeClock struct{ now time.Time }
+
+func (c *rankFakeClock) Now() time.Time { return c.now }
+
+// rankHarness runs one operator instance by direct calls.
+type rankHarness struct {
+	t   *testing.T
+	mem memory.Allocator
+	op  arrowflow.Operator
+	out *rankCollector
+}
+
+func newRankHarness(t *testing.T, cfg Rank, clock arrowflow.Clock) *rankHarness {
+	t.Helper()
+	mem := testutil.CheckedAllocator(t)
+	h := &rankHarness{t: t, mem: mem, op: cfg.Factory()(), out: &rankCollector{t: t}}
+	info := &arrowflow.TaskInfo{Name: "rank", Parallelism: 1, MaxParallelism: 128,
+		KeyGroups: state.KeyGroupRange{Start: 0, End: 128}, Allocator: mem, Clock: clock}
+	if err := h.op.Open(info); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := h.op.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return h
+}
+
+// send processes rows (values of rankTestSchema) with kinds (nil:
+// append-only).
+func (h *rankHarness) send(kinds []arrowflow.RowKind, rows ...[]any) error {
+	h.t.Helper()
+	rec, err := optest.BuildRecord(h.mem, rankTestSchema, rows)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return h.op.ProcessBatch(0, arrowflow.NewChangeBatch(rec, kinds), h.out)
+}
+
+func (h *rankHarness) flush() {
+	h.t.Helper()
+	if err := h.op.(arrowflow.EpochFlusher).FlushEpoch(0, h.out); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *rankHarness) want(rows ...[]any) {
+	h.t.Helper()
+	if d := optest.Diff(h.out.table.Rows(), rows); d != "" {
+		h.t.Fatalf("materialized output: %s", d)
+	}
+}
+
+func (h *rankHarness) stats() RankStats { return h.op.(RankStatsReporter).RankStats() }
+
+func TestRankValidate(t *testing.T) {
+	ok := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{asc("v")}, N: 1}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bad := []struct {
+		name string
+		f    func(r *Rank)
+		want string
+	}{
+		{"no schema", func(r *Rank) { r.Input = nil }, "no input schema"},
+		{"n0", func(r *Rank) { r.N = 0 }, "N must be at least 1"},
+		{"func", func(r *Rank) { r.Func = 7 }, "unknown ranking function"},
+		{"partition", func(r *Rank) { r.PartitionBy = []string{"nope"} }, `partition column "nope" not found`},
+		{"order", func(r *Rank) { r.OrderBy = []window.OrderKey{asc("nope")} }, `order column "nope" not found`},
+		{"rank column", func(r *Rank) { r.RankColumn = "id" }, `rank column "id" is already`},
+		{"ttl", func(r *Rank) { r.StateTTL = -time.Second }, "negative"},
+		{"order type", func(r *Rank) {
+			r.Input = arrow.NewSchema(append(rankTestSchema.Fields(), arrow.Field{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}), nil)
+		}, `"l" has type list`},
+	}
+	for _, b := range bad {
+		r := ok
+		b.f(&r)
+		err := r.Validate()
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%s: got %v, want an error containing %q", b.name, err, b.want)
+		}
+	}
+	s, err := Rank{Input: rankTestSchema, OrderBy: []window.OrderKey{asc("v")}, N: 2, RankColumn: "rn"}.OutputSchema()
+	if err != nil || s.NumFields() != 6 || s.Field(5).Name != "rn" || s.Field(5).Type.ID() != arrow.INT64 {
+		t.Fatalf("output schema %v, %v", s, err)
+	}
+	if s, _ := ok.OutputSchema(); !s.Equal(rankTestSchema) {
+		t.Fatalf("output schema without rank column: %s", s)
+	}
+}
+
+func TestRankFuncNames(t *testing.T) {
+	for _, f := range []RankFunc{RowNumber, RankWithGaps, DenseRank} {
+		g, err := ParseRankFunc(f.String())
+		if err != nil || g != f {
+			t.Errorf("ParseRankFunc(%q) = %v, %v", f.String(), g, err)
+		}
+	}
+	if RowNumber.String() != "ROW_NUMBER" || RankWithGaps.String() != "RANK" || DenseRank.String() != "DENSE_RANK" {
+		t.Error("SQL names")
+	}
+	if _, err := ParseRankFunc("NTILE"); err == nil {
+		t.Error("NTILE parsed")
+	}
+}
+
+func TestRankKeepFirstPredicate(t *testing.T) {
+	r := Rank{Input: rankTestSchema, OrderBy: []window.OrderKey{asc("id")}, N: 1}
+	if !r.KeepFirst() {
+		t.Fatal("ROW_NUMBER ORDER BY id ASC, N 1 is keep-first")
+	}
+	if proctime := (Rank{Input: rankTestSchema, N: 1}); !proctime.KeepFirst() {
+		t.Fatal("ROW_NUMBER without ORDER BY (processing time), N 1 is keep-first")
+	}
+	for name, f := range map[string]func(r *Rank){
+		"desc":       func(r *Rank) { r.OrderBy = []window.OrderKey{desc("id")} },
+		"n2":         func(r *Rank) { r.N = 2 },
+		"rank":       func(r *Rank) { r.Func = RankWithGaps },
+		"rn":         func(r *Rank) { r.RankColumn = "rn" },
+		"retracting": func(r *Rank) { r.Retracting = true },
+		"two keys":   func(r *Rank) { r.OrderBy = []window.OrderKey{asc("id"), asc("v")} },
+	} {
+		x := r
+		f(&x)
+		if x.KeepFirst() {
+			t.Errorf("%s: KeepFirst", name)
+		}
+	}
+}
+
+// TestRankRetractionRefused: a retraction reaching a non-retracting rank
+// is an error naming the row.
+func TestRankRetractionRefused(t *testing.T) {
+	for _, first := range []bool{false, true} {
+		cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{asc("id")}, N: 2}
+		if first {
+			cfg.N = 1
+		}
+		h := newRankHarness(t, cfg, nil)
+		err := h.send([]arrowflow.RowKind{arrowflow.Insert, arrowflow.Delete}, []any{1, 1, "a", 1.0, 1}, []any{1, 1, "a", 1.0, 1})
+		if err == nil || !strings.Contains(err.Error(), "row 1") {
+			t.Errorf("keepfirst=%v: got %v", first, err)
+		}
+	}
+	// A retracting rank refuses the retraction of a row it never held.
+	cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{asc("id")}, N: 2, Retracting: true}
+	h := newRankHarness(t, cfg, nil)
+	if err := h.send([]arrowflow.RowKind{arrowflow.Delete}, []any{1, 1, "a", 1.0, 1}); err == nil || !strings.Contains(err.Error(), "does not hold") {
+		t.Errorf("retraction of an unknown row: got %v", err)
+	}
+}
+
+// TestRankFolding: updates of one partition within an epoch leave it as
+// one change; PerRowOutputRows counts what per-row emission would have
+// sent.
+func TestRankFolding(t *testing.T) {
+	cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{desc("v")}, N: 1}
+	h := newRankHarness(t, cfg, nil)
+	for v := 1; v <= 5; v++ {
+		if err := h.send(nil, []any{1, v, "a", 1.0, v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(h.out.changes) != 0 {
+		t.Fatalf("emitted before the epoch closed: %v", h.out.changes)
+	}
+	h.flush()
+	if got := fmt.Sprint(h.out.changes); got != `[+I[1 5 "a" 1 5]]` {
+		t.Fatalf("changes %s", got)
+	}
+	if err := h.send(nil, []any{1, 7, "b", 1.0, 7}); err != nil {
+		t.Fatal(err)
+	}
+	h.flush()
+	if got := fmt.Sprint(h.out.changes[1:]); got != `[-U[1 5 "a" 1 5] +U[1 7 "b" 1 7]]` {
+		t.Fatalf("changes %s", got)
+	}
+	s := h.stats()
+	// Per row: +I, then four -U/+U pairs, then one more pair.
+	if s.InputRows != 6 || s.OutputRows != 3 || s.PerRowOutputRows != 11 || s.Partitions != 1 || s.StateRows != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	if err := h.op.ProcessWatermark(42, h.out); err != nil || !slices.Equal(h.out.wms, []arrowflow.EventTime{42}) {
+		t.Fatalf("watermark: %v %v", err, h.out.wms)
+	}
+}
+
+// TestRankKeepFirstBatch: within a batch the first row of a new
+// partition is the smallest order value, ties in arrival order; later
+// batches never replace it.
+func TestRankKeepFirstBatch(t *testing.T) {
+	cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{asc("v")}, N: 1}
+	h := newRankHarness(t, cfg, nil)
+	err := h.send(nil, []any{1, 5, "a", 1.0, 1}, []any{2, 3, "b", 1.0, 2}, []any{1, 2, "c", 1.0, 3}, []any{1, 2, "d", 1.0, 4}, []any{nil, 9, "e", 1.0, 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.send(nil, []any{1, 0, "f", 1.0, 6}, []any{3, 1, "g", 1.0, 7}); err != nil {
+		t.Fatal(err)
+	}
+	h.want([]any{1, 2, "c", 1.0, 3}, []any{2, 3, "b", 1.0, 2}, []any{nil, 9, "e", 1.0, 5}, []any{3, 1, "g", 1.0, 7})
+	if s := h.stats(); s.InputRows != 7 || s.OutputRows != 4 || s.Partitions != 4 {
+		t.Fatalf("stats %+v", s)
+	}
+	if err := h.op.Finish(h.out); err != nil || h.out.table.Len() != 4 {
+		t.Fatalf("finish: %v", err)
+	}
+}
+
+// TestRankTTL: a partition no row reached for the TTL is dropped without
+// output, and its next row starts it afresh, as Flink's state TTL does.
+func TestRankTTL(t *testing.T) {
+	for _, keepFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keepfirst=%v", keepFirst), func(t *testing.T) {
+			clock := &rankFakeClock{now: time.Unix(1000, 0)}
+			cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{asc("id")}, N: 1, StateTTL: time.Minute}
+			if !keepFirst {
+				cfg.OrderBy = []window.OrderKey{asc("v"), asc("id")}
+			}
+			h := newRankHarness(t, cfg, clock)
+			if cfg.KeepFirst() != keepFirst {
+				t.Fatal("config")
+			}
+			must := func(err error) {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			must(h.send(nil, []any{1, 5, "a", 1.0, 1}, []any{2, 5, "b", 1.0, 2}))
+			h.flush()
+			clock.now = clock.now.Add(40 * time.Second)
+			must(h.send(nil, []any{2, 6, "c", 1.0, 3})) // keeps partition 2 alive
+			h.flush()
+			clock.now = clock.now.Add(30 * time.Second) // partition 1 idle for 70s
+			h.flush()
+			s := h.stats()
+			if s.ExpiredPartitions != 1 || s.Partitions != 1 {
+				t.Fatalf("after expiry: %+v", s)
+			}
+			must(h.send(nil, []any{1, 9, "d", 1.0, 4}, []any{2, 7, "e", 1.0, 5}))
+			h.flush()
+			// Partition 1 starts afresh: its old row stays downstream and
+			// the new one is inserted; partition 2 still holds v=5.
+			h.want([]any{1, 5, "a", 1.0, 1}, []any{2, 5, "b", 1.0, 2}, []any{1, 9, "d", 1.0, 4})
+			if s := h.stats(); s.Partitions != 2 || s.ExpiredPartitions != 1 {
+				t.Fatalf("stats %+v", s)
+			}
+		})
+	}
+	// With a TTL, a retraction of a row that expired is ignored and
+	// counted.
+	clock := &rankFakeClock{now: time.Unix(0, 0)}
+	cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{asc("v")}, N: 1, StateTTL: time.Minute, Retracting: true}
+	h := newRankHarness(t, cfg, clock)
+	row := []any{1, 5, "a", 1.0, 1}
+	if err := h.send(nil, row); err != nil {
+		t.Fatal(err)
+	}
+	h.flush()
+	clock.now = clock.now.Add(time.Hour)
+	if err := h.send([]arrowflow.RowKind{arrowflow.Delete}, row); err != nil {
+		t.Fatal(err)
+	}
+	h.flush()
+	if s := h.stats(); s.IgnoredRetractions != 1 || s.StateRows != 0 || s.Partitions != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// TestRankEarlyFlush: more than 64K changed partitions flush without
+// waiting for the epoch.
+func TestRankEarlyFlush(t *testing.T) {
+	cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{desc("v")}, N: 1}
+	h := newRankHarness(t, cfg, nil)
+	n := rankMaxDirty + 10
+	rows := make([][]any, n)
+	for i := range rows {
+		rows[i] = []any{i, i, nil, nil, i}
+	}
+	if err := h.send(nil, rows...); err != nil {
+		t.Fatal(err)
+	}
+	if h.out.table.Len() != n {
+		t.Fatalf("%d rows emitted before the epoch closed, want %d", h.out.table.Len(), n)
+	}
+	if err := h.op.Finish(h.out); err != nil {
+		t.Fatal(err)
+	}
+	if h.out.table.Len() != n {
+		t.Fatalf("%d rows after Finish", h.out.table.Len())
+	}
+}
+
+// TestRankSnapshotNeedsFlush: a snapshot of unflushed changes would lose
+// them; the runtime always flushes first.
+func TestRankSnapshotNeedsFlush(t *testing.T) {
+	cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{desc("v")}, N: 1}
+	h := newRankHarness(t, cfg, nil)
+	if err := h.send(nil, []any{1, 1, "a", 1.0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	store := state.NewMemoryStore()
+	w, err := store.Create(state.SnapshotID{Job: "j", Operator: "rank"}, state.KeyGroupRange{Start: 0, End: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	if err := h.op.SnapshotState(0, w); err == nil || !strings.Contains(err.Error(), "FlushEpoch") {
+		t.Fatalf("got %v", err)
+	}
+	h.flush()
+}
+
+// TestRankKeyOrder checks the normalized keys against the reference
+// comparison, over every supported kind of value, NULLs first and last,
+// ascending and descending.
+func TestRankKeyOrder(t *testing.T) {
+	mem := testutil.CheckedAllocator(t)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "u", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{Name: "f", Type: arrow.PrimitiveTypes.Float32, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "b", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+	}, nil)
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(vs ...any) any { return vs[rng.IntN(len(vs))] }
+	var rows [][]any
+	for range 300 {
+		rows = append(rows, []any{
+			pick(nil, int64(math.MinInt64), int64(-1), int64(0), int64(1), int64(math.MaxInt64)),
+			pick(nil, int64(math.MinInt32), int64(-7), int64(0), int64(255), int64(math.MaxInt32)),
+			pick(nil, float32(math.NaN()), float32(math.Inf(-1)), float32(-1.5), float32(math.Copysign(0, -1)), float32(0), float32(2), float32(math.Inf(1))),
+			pick(nil, "", "\x00", "\x00\x00", "a", "a\x00", "a\x00b", "ab", "\xff"),
+			pick(nil, false, true),
+		})
+	}
+	rec, err := optest.BuildRecord(mem, schema, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	all := make([]int32, len(rows))
+	for i := range all {
+		all[i] = int32(i)
+	}
+	for c := range schema.NumFields() {
+		for _, d := range []bool{false, true} {
+			for _, nf := range []bool{false, true} {
+				k, ok := rankKeyColFor(schema.Field(c).Type, c, d, nf)
+				if !ok {
+					t.Fatalf("column %d not rankable", c)
+				}
+				keys, off, _ := rankEncodeKeys([]rankKeyCol{k}, rec, all, nil, nil, nil)
+				for i := range rows {
+					for j := range rows {
+						got := strings.Compare(string(keys[off[i]:off[i+1]]), string(keys[off[j]:off[j+1]]))
+						a, b := optest.Normalize(rows[i])[c], optest.Normalize(rows[j])[c]
+						if want := rankRefCompare(a, b, d, nf); got != want {
+							t.Fatalf("column %s desc=%v nullsFirst=%v: %v vs %v: keys compare %d, want %d", schema.Field(c).Name, d, nf, a, b, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
