@@ -3,6 +3,7 @@ package changelog
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -368,6 +369,21 @@ func (o *aggOp) flush(out arrowflow.Emitter) error {
 	}
 	if len(o.dirtyList) == 0 {
 		return nil
+	}
+	// In group-id order the key rows come out of the key store in long
+	// runs (ids are key row ids); the order of changes of different keys
+	// means nothing.
+	if len(o.dirtyList) > o.ngroups/16 {
+		// Many changed: collecting them from the flags beats sorting.
+		dl := o.dirtyList[:0]
+		for g, d := range o.dirty[:o.ngroups] {
+			if d {
+				dl = append(dl, uint32(g))
+			}
+		}
+		o.dirtyList = dl
+	} else {
+		slices.Sort(o.dirtyList)
 	}
 	rows, kinds, ids := o.outRows[:0], o.outKinds[:0], o.outIDs[:0]
 	add := func(g uint32, old bool, kind arrowflow.RowKind) {

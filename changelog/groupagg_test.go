@@ -586,7 +586,7 @@ func TestGroupAggregateTTL(t *testing.T) {
 		t.Fatalf("after the expiry: %+v, want 1 group and 1 expired", st)
 	}
 	// A new row of b starts a new group (+I); a continues.
-	step(4, time.Second, []string{`+I["b" 5]`, `-U["a" 3]`, `+U["a" 4]`}, []any{"b", int64(5)}, []any{"a", int64(1)})
+	step(4, time.Second, []string{`-U["a" 3]`, `+U["a" 4]`, `+I["b" 5]`}, []any{"b", int64(5)}, []any{"a", int64(1)})
 	// Snapshot and restore keep the update times.
 	store := state.NewMemoryStore()
 	w, _ := store.Create(state.SnapshotID{Job: "t", Epoch: 4, Operator: "agg"}, state.KeyGroupRange{Start: 0, End: 128})
