@@ -109,6 +109,9 @@ type planner struct {
 	warnings []string
 	// idleTimeout is SET 'table.exec.source.idle-timeout' (0: none).
 	idleTimeout time.Duration
+	// stateTTL is SET 'table.exec.state.ttl' (0: state is kept forever),
+	// the state TTL of updating operators without a STATE_TTL hint.
+	stateTTL time.Duration
 }
 
 func newPlanner(ctx context.Context, opts Options) *planner {
@@ -242,6 +245,12 @@ func (p *planner) applySettings(job *Job) error {
 				return fmt.Errorf("SET 'table.exec.source.idle-timeout' = '%s': want a duration such as '5 s' (0 for none)", v)
 			}
 			p.idleTimeout = d
+		case "table.exec.state.ttl":
+			d, err := parseFlinkDuration(v)
+			if err != nil || d < 0 {
+				return fmt.Errorf("SET 'table.exec.state.ttl' = '%s': want a duration such as '1 d' or '36 h' (0 keeps state forever)", v)
+			}
+			p.stateTTL = d
 		case "pipeline.name":
 			job.Name = v
 		case "execution.runtime-mode":

@@ -118,19 +118,7 @@ func (p *planner) selectQuery(sel *Select) (*relation, error) {
 	if top, ok, err := p.windowTopN(sel); ok || err != nil {
 		return top, err
 	}
-	from, where := sel.From, sel.Where
-	if j, ok := from.(*Join); ok && j.Kind == InnerJoin && where != nil && j.On != nil {
-		// An inner join's WHERE conditions are join conditions too (the
-		// interval of an interval join is often written there).
-		joined := *j
-		joined.On = &Binary{Pos: j.On.Position(), OpPos: where.Position(), Op: OpAnd, Left: j.On, Right: where}
-		from, where = &joined, nil
-	}
-	if j, ok := from.(*Join); ok && (j.Kind == CommaJoin || j.Kind == CrossJoin) {
-		// FROM a, b WHERE a.k = b.k: the WHERE's conditions become the
-		// ON conditions of the joins they belong to (plan_join_regular.go).
-		from, where = mergeJoinWhere(from, where)
-	}
+	from, where := joinConditions(sel.From, sel.Where)
 	r, err := p.from(from)
 	if err != nil {
 		return nil, err
@@ -153,6 +141,25 @@ func (p *planner) selectQuery(sel *Select) (*relation, error) {
 		return nil, semErrorf(sel.Having.Position(), "HAVING without GROUP BY")
 	}
 	return p.project(r, sel.Items, "select", nil)
+}
+
+// joinConditions moves a WHERE's conditions into the joins of the FROM
+// where they are join conditions, and returns the FROM and what is left
+// of the WHERE.
+func joinConditions(from TableExpr, where Expr) (TableExpr, Expr) {
+	if j, ok := from.(*Join); ok && j.Kind == InnerJoin && where != nil && j.On != nil {
+		// An inner join's WHERE conditions are join conditions too (the
+		// interval of an interval join is often written there).
+		joined := *j
+		joined.On = &Binary{Pos: j.On.Position(), OpPos: where.Position(), Op: OpAnd, Left: j.On, Right: where}
+		from, where = &joined, nil
+	}
+	if j, ok := from.(*Join); ok && (j.Kind == CommaJoin || j.Kind == CrossJoin) {
+		// FROM a, b WHERE a.k = b.k: the WHERE's conditions become the
+		// ON conditions of the joins they belong to (plan_join_regular.go).
+		from, where = mergeJoinWhere(from, where)
+	}
+	return from, where
 }
 
 // hasAggregate reports whether the select list or HAVING has an
@@ -498,93 +505,11 @@ func (p *planner) aggregate(sel *Select, r *relation) (*relation, error) {
 		return nil, updatingInputError(sel.Pos, "a window aggregation", r)
 	}
 
-	// The aggregate calls.
-	var calls []*FuncCall
-	collect := func(e Expr) {
-		walkExpr(e, func(x Expr) {
-			if f, ok := x.(*FuncCall); ok && isAggregate(f) && !slices.Contains(calls, f) {
-				calls = append(calls, f)
-			}
-		})
+	ai, err := p.aggregateInputs(sel, sc, timeCol, keys)
+	if err != nil {
+		return nil, err
 	}
-	for _, it := range sel.Items {
-		collect(it.Expr)
-	}
-	if sel.Having != nil {
-		collect(sel.Having)
-	}
-
-	// A projection in front computes the keys and the aggregates'
-	// arguments (only what the aggregate needs crosses the exchange).
-	var (
-		preExprs []kernels.Expr
-		preNames []string
-		keyNames []string
-		aggs     []window.Agg
-	)
-	if timeCol != "" {
-		preExprs, preNames = append(preExprs, kernels.Col(timeCol)), append(preNames, "t$")
-	}
-	for i, k := range keys {
-		e, _, err := sc.expr(k)
-		if err != nil {
-			return nil, err
-		}
-		n := fmt.Sprintf("k$%d", i)
-		preExprs, preNames, keyNames = append(preExprs, e), append(preNames, n), append(keyNames, n)
-	}
-	aggCols := map[*FuncCall]string{}
-	for i, f := range calls {
-		fn := aggregateNames[strings.ToUpper(f.Name.Parts[0].Name)]
-		out := fmt.Sprintf("agg$%d", i)
-		aggCols[f] = out
-		var arg Expr
-		switch {
-		case f.Star:
-			if fn != kernels.AggCount {
-				return nil, semErrorf(f.Pos, "%s(*) is not an aggregate", f.Name)
-			}
-			if f.Filter == nil {
-				aggs = append(aggs, window.Agg{Func: kernels.AggCountStar, Name: out})
-				continue
-			}
-			arg = &Literal{Pos: f.Pos, Kind: LitInteger, Value: "1"} // COUNT(*) FILTER: count the matching rows
-		case len(f.Args) == 1:
-			arg = f.Args[0]
-		case len(f.Args) == 2 && (fn == kernels.AggFirst || fn == kernels.AggLast):
-			return nil, semErrorf(f.Pos, "%s with an order argument is not supported", f.Name)
-		default:
-			return nil, semErrorf(f.Pos, "%s takes one argument", f.Name)
-		}
-		if f.Distinct {
-			if fn != kernels.AggCount {
-				if fn == kernels.AggMin || fn == kernels.AggMax {
-					f.Distinct = false // MIN/MAX(DISTINCT x) = MIN/MAX(x)
-				} else {
-					return nil, semErrorf(f.Pos, "%s(DISTINCT ...) is not supported; COUNT(DISTINCT ...) is", f.Name)
-				}
-			} else {
-				fn = kernels.AggCountDistinct
-			}
-		}
-		if fn == kernels.AggFirst || fn == kernels.AggLast {
-			return nil, hinted(semErrorf(f.Pos, "%s needs an event time to order by", f.Name), "not supported yet")
-		}
-		e, _, err := sc.expr(arg)
-		if err != nil {
-			return nil, err
-		}
-		if f.Filter != nil {
-			cond, _, err := sc.expr(f.Filter)
-			if err != nil {
-				return nil, err
-			}
-			e = &kernels.CaseExpr{Whens: []kernels.When{{Cond: cond, Then: e}}}
-		}
-		n := fmt.Sprintf("a$%d", i)
-		preExprs, preNames = append(preExprs, e), append(preNames, n)
-		aggs = append(aggs, window.Agg{Func: fn, Args: []string{n}, Name: out})
-	}
+	calls, preExprs, preNames, keyNames, aggs, aggCols := ai.calls, ai.preExprs, ai.preNames, ai.keyNames, ai.aggs, ai.aggCols
 	in := sc.extract(r)
 	// The same aggregation of the same input (q5 counts bids twice, in
 	// two subqueries) is computed once.
@@ -629,21 +554,7 @@ func (p *planner) aggregate(sel *Select, r *relation) (*relation, error) {
 
 	// The aggregate's output as SQL sees it.
 	out := &relation{node: node, schema: outSchema}
-	tmpl := &scope{aggs: aggCols, groups: map[string]string{}, windowFuncs: map[string]string{}}
-	for i, k := range keys {
-		name := fmt.Sprintf("EXPR$%d", i)
-		qual := ""
-		if ref, ok := k.(*Ref); ok {
-			c, _, _ := sc.resolve(ref)
-			name = ref.Parts[len(ref.Parts)-1].Name
-			if c != nil {
-				qual = c.qual
-			}
-		}
-		typ := fieldType(outSchema, keyNames[i])
-		out.cols = append(out.cols, column{qual: qual, name: name, phys: keyNames[i], typ: typ})
-		tmpl.groups[Format(k)] = keyNames[i]
-	}
+	tmpl := aggOutputKeys(out, sc, keys, keyNames, aggCols)
 	if !regrouped {
 		qual := ""
 		if len(r.cols) > 0 {
@@ -677,6 +588,135 @@ func (p *planner) aggregate(sel *Select, r *relation) (*relation, error) {
 		}
 	}
 	return p.project(out, sel.Items, "select", tmpl)
+}
+
+// aggOutputKeys adds the grouping keys to an aggregation's output
+// relation as SQL sees them (a key that is a column keeps its name and
+// qualifier) and returns the scope template that resolves the select
+// list's keys and aggregate calls to the output's columns.
+func aggOutputKeys(out *relation, sc *scope, keys []Expr, keyNames []string, aggCols map[*FuncCall]string) *scope {
+	tmpl := &scope{aggs: aggCols, groups: map[string]string{}, windowFuncs: map[string]string{}}
+	for i, k := range keys {
+		name := fmt.Sprintf("EXPR$%d", i)
+		qual := ""
+		if ref, ok := k.(*Ref); ok {
+			c, _, _ := sc.resolve(ref)
+			name = ref.Parts[len(ref.Parts)-1].Name
+			if c != nil {
+				qual = c.qual
+			}
+		}
+		typ := fieldType(out.schema, keyNames[i])
+		out.cols = append(out.cols, column{qual: qual, name: name, phys: keyNames[i], typ: typ})
+		tmpl.groups[Format(k)] = keyNames[i]
+	}
+	return tmpl
+}
+
+// aggInputs is what an aggregation computes from its input: the aggregate
+// calls of the select list and HAVING, the projection in front (the time
+// column when windowed, the keys k$i, the arguments a$i) and the
+// aggregates (agg$i) over it.
+type aggInputs struct {
+	calls    []*FuncCall
+	preExprs []kernels.Expr
+	preNames []string
+	keyNames []string
+	aggs     []window.Agg
+	aggCols  map[*FuncCall]string
+}
+
+// aggregateInputs plans the projection in front of an aggregation, window
+// (timeCol set) or not.
+func (p *planner) aggregateInputs(sel *Select, sc *scope, timeCol string, keys []Expr) (aggInputs, error) {
+	// The aggregate calls.
+	var calls []*FuncCall
+	collect := func(e Expr) {
+		walkExpr(e, func(x Expr) {
+			if f, ok := x.(*FuncCall); ok && isAggregate(f) && !slices.Contains(calls, f) {
+				calls = append(calls, f)
+			}
+		})
+	}
+	for _, it := range sel.Items {
+		collect(it.Expr)
+	}
+	if sel.Having != nil {
+		collect(sel.Having)
+	}
+
+	// A projection in front computes the keys and the aggregates'
+	// arguments (only what the aggregate needs crosses the exchange).
+	var (
+		preExprs []kernels.Expr
+		preNames []string
+		keyNames []string
+		aggs     []window.Agg
+	)
+	if timeCol != "" {
+		preExprs, preNames = append(preExprs, kernels.Col(timeCol)), append(preNames, "t$")
+	}
+	for i, k := range keys {
+		e, _, err := sc.expr(k)
+		if err != nil {
+			return aggInputs{}, err
+		}
+		n := fmt.Sprintf("k$%d", i)
+		preExprs, preNames, keyNames = append(preExprs, e), append(preNames, n), append(keyNames, n)
+	}
+	aggCols := map[*FuncCall]string{}
+	for i, f := range calls {
+		fn := aggregateNames[strings.ToUpper(f.Name.Parts[0].Name)]
+		out := fmt.Sprintf("agg$%d", i)
+		aggCols[f] = out
+		var arg Expr
+		switch {
+		case f.Star:
+			if fn != kernels.AggCount {
+				return aggInputs{}, semErrorf(f.Pos, "%s(*) is not an aggregate", f.Name)
+			}
+			if f.Filter == nil {
+				aggs = append(aggs, window.Agg{Func: kernels.AggCountStar, Name: out})
+				continue
+			}
+			arg = &Literal{Pos: f.Pos, Kind: LitInteger, Value: "1"} // COUNT(*) FILTER: count the matching rows
+		case len(f.Args) == 1:
+			arg = f.Args[0]
+		case len(f.Args) == 2 && (fn == kernels.AggFirst || fn == kernels.AggLast):
+			return aggInputs{}, semErrorf(f.Pos, "%s with an order argument is not supported", f.Name)
+		default:
+			return aggInputs{}, semErrorf(f.Pos, "%s takes one argument", f.Name)
+		}
+		if f.Distinct {
+			if fn != kernels.AggCount {
+				if fn == kernels.AggMin || fn == kernels.AggMax {
+					f.Distinct = false // MIN/MAX(DISTINCT x) = MIN/MAX(x)
+				} else {
+					return aggInputs{}, semErrorf(f.Pos, "%s(DISTINCT ...) is not supported; COUNT(DISTINCT ...) is", f.Name)
+				}
+			} else {
+				fn = kernels.AggCountDistinct
+			}
+		}
+		if fn == kernels.AggFirst || fn == kernels.AggLast {
+			return aggInputs{}, hinted(semErrorf(f.Pos, "%s needs an event time to order by", f.Name), "not supported yet")
+		}
+		e, _, err := sc.expr(arg)
+		if err != nil {
+			return aggInputs{}, err
+		}
+		if f.Filter != nil {
+			cond, _, err := sc.expr(f.Filter)
+			if err != nil {
+				return aggInputs{}, err
+			}
+			e = &kernels.CaseExpr{Whens: []kernels.When{{Cond: cond, Then: e}}}
+		}
+		n := fmt.Sprintf("a$%d", i)
+		preExprs, preNames = append(preExprs, e), append(preNames, n)
+		aggs = append(aggs, window.Agg{Func: fn, Args: []string{n}, Name: out})
+	}
+	return aggInputs{calls: calls, preExprs: preExprs, preNames: preNames, keyNames: keyNames, aggs: aggs, aggCols: aggCols}, nil
 }
 
 // twoPhase plans a window aggregation without keys in two phases when
@@ -886,12 +926,13 @@ func (p *planner) windowTopN(sel *Select) (*relation, bool, error) {
 		return nil, true, hinted(semErrorf(sel.Where.Position(), "a ranking without a bound on %s keeps every row", rnName),
 			"filter WHERE "+rnName+" <= N (window Top-N)")
 	}
-	r, err := p.from(inner.From)
+	innerFrom, innerWhere := joinConditions(inner.From, inner.Where)
+	r, err := p.from(innerFrom)
 	if err != nil {
 		return nil, true, err
 	}
-	if inner.Where != nil {
-		if r, err = p.filter(r, inner.Where, "where", nil); err != nil {
+	if innerWhere != nil {
+		if r, err = p.filter(r, innerWhere, "where", nil); err != nil {
 			return nil, true, err
 		}
 	}
@@ -1139,14 +1180,20 @@ func (p *planner) join(j *Join) (*relation, error) {
 		}
 		residual = append(residual, c)
 	}
-	if len(residual) > 0 && kind != window.JoinInner {
-		return nil, semErrorf(residual[0].Position(), "an outer join's ON may only equate columns of both sides")
+	outerResidual := func() error {
+		if len(residual) > 0 && kind != window.JoinInner {
+			return semErrorf(residual[0].Position(), "an outer join's ON may only equate columns of both sides")
+		}
+		return nil
 	}
 	if l.asOf != nil {
 		return nil, hinted(semErrorf(j.Pos, "FOR SYSTEM_TIME AS OF belongs to the join's right side, the versioned table"),
 			"FROM probe p JOIN versioned FOR SYSTEM_TIME AS OF p.ts AS v ON p.k = v.k")
 	}
 	if r.asOf != nil {
+		if err := outerResidual(); err != nil {
+			return nil, err
+		}
 		return p.temporalJoin(j, kind, l, r, lsc, side, pairs, residual)
 	}
 	cfg := window.Join{Kind: kind}
@@ -1202,6 +1249,9 @@ func (p *planner) join(j *Join) (*relation, error) {
 				side: side, pairs: pairs, residual: residual})
 		}
 		return p.intervalJoin(j, kind, l, r, lsc, rsc, side, pairs, residual)
+	}
+	if err := outerResidual(); err != nil {
+		return nil, err
 	}
 	if l.updating() || r.updating() {
 		return nil, updatingInputError(j.Pos, "a window join", map[bool]*relation{true: l, false: r}[l.updating()])

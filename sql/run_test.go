@@ -55,8 +55,14 @@ func runGraphLate(t *testing.T, g *arrowflow.Graph, out *collect.Sink, perm []in
 	for _, c := range job.OperatorCounts() {
 		late += c.LateRows
 	}
+	// The sink's table: the committed changelog materialized (for an
+	// append-only query, every row).
+	table, err := out.Table()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var rows []string
-	for _, r := range out.Rows() {
+	for _, r := range table {
 		if perm != nil {
 			p := make([]any, len(perm))
 			for i, j := range perm {
