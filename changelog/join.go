@@ -91,7 +91,7 @@ type JoinStatsReporter interface {
 // configuration when it opens, so a bad configuration fails the job naming
 // the operator; call Validate to check it earlier.
 func (j Join) Factory() arrowflow.OperatorFactory {
-	return func() arrowflow.Operator { return &joinOp{cfg: j} }
+	return func() arrowflow.Operator { return &joinOp{cfg: j, bucketShift: joinBucketShift} }
 }
 
 // Validate checks the configuration against the input schemas.

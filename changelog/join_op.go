@@ -1,7 +1,6 @@
 package changelog
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/kernels"
-	"github.com/weirflow/weir/state"
 	"github.com/weirflow/weir/state/rowstore"
 )
 
@@ -38,6 +36,9 @@ type joinOp struct {
 	// compactions and rebuilds count store compactions and key table
 	// rebuilds, for tests.
 	compactions, rebuilds int
+	// bucketShift sizes the buckets of ids gather orders by: 1<<10 ids,
+	// 0 in tests so that small states take the reordering paths.
+	bucketShift uint
 
 	sc joinScratch
 }
@@ -72,9 +73,8 @@ type joinScratch struct {
 	keyHash, rowHash  []uint64
 	gids              []uint32
 	candStart         []int32          // per row of the round, its first candidate; one more at the end
-	candK             []int32          // per candidate: the row (index in rows) it belongs to
 	candID            []rowstore.RowID // per candidate: the other side's row
-	candRow           []int32          // per candidate: rows[candK]
+	candRow           []int32          // per candidate: the row of this side (index in its record)
 	ok                []bool           // per candidate: the residual holds
 	sel               []int32
 	insSel            []int32
@@ -82,7 +82,14 @@ type joinScratch struct {
 	outKind           []arrowflow.RowKind
 	outS, outO        []int32 // per output row: index in the input record / candidate, -1 for NULLs
 	ids               []rowstore.RowID
-	idx               []int32
+	idx, tmp          []int32
+	// gather's and evalResidual's scratch: candPos[c] is candidate c's
+	// row in the gathered candidates (nil: c).
+	sorted           []rowstore.RowID
+	perm, buckets    []int32
+	sortKeys         []uint64
+	candPos, permRow []int32
+	permOK           []bool
 }
 
 func (o *joinOp) Open(info *arrowflow.TaskInfo) error {
@@ -309,7 +316,7 @@ func (o *joinOp) growGroups() {
 func (o *joinOp) candidates(side, k0, n int, rows []int32, gids []uint32) int {
 	sc := &o.sc
 	other := &o.sides[1-side]
-	sc.candStart, sc.candK, sc.candID, sc.candRow = sc.candStart[:0], sc.candK[:0], sc.candID[:0], sc.candRow[:0]
+	sc.candStart, sc.candID, sc.candRow = sc.candStart[:0], sc.candID[:0], sc.candRow[:0]
 	k := k0
 	for ; k < n && (k == k0 || len(sc.candID) < joinCandRows); k++ {
 		sc.candStart = append(sc.candStart, int32(len(sc.candID)))
@@ -318,7 +325,6 @@ func (o *joinOp) candidates(side, k0, n int, rows []int32, gids []uint32) int {
 			continue
 		}
 		for id := other.head[g]; id >= 0; id = other.next[id] {
-			sc.candK = append(sc.candK, int32(k))
 			sc.candID = append(sc.candID, id)
 			sc.candRow = append(sc.candRow, rows[k])
 		}
@@ -328,20 +334,32 @@ func (o *joinOp) candidates(side, k0, n int, rows []int32, gids []uint32) int {
 }
 
 // evalResidual sets sc.ok for the candidates: whether the residual holds
-// for the pair. It returns the other side's candidate rows, gathered (nil
-// when there is no residual: every candidate matches, sc.ok is nil).
+// for the pair. It returns the other side's candidate rows, gathered,
+// with candidate c at row sc.candPos[c] (nil when there is no residual:
+// every candidate matches, sc.ok is nil). The residual is evaluated in
+// the gathered record's row order, so that only this side's columns are
+// copied into that order.
 func (o *joinOp) evalResidual(side int, srec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	sc := &o.sc
-	sc.ok = sc.ok[:0]
+	sc.ok, sc.candPos = sc.ok[:0], nil
 	res := o.c.residual
 	if res == nil || len(sc.candID) == 0 {
 		return nil, nil
 	}
-	cand, err := o.sides[1-side].store.Gather(sc.candID)
+	cand, perm, err := o.gather(1-side, sc.candID)
 	if err != nil {
 		return nil, fmt.Errorf("join %s: %w", o.info.Name, err)
 	}
+	sc.candPos = perm
 	n := len(sc.candID)
+	rows := sc.candRow // this side's row of each gathered row
+	if perm != nil {
+		sc.permRow = slices.Grow(sc.permRow[:0], n)[:n]
+		for c, q := range perm {
+			sc.permRow[q] = sc.candRow[c]
+		}
+		rows = sc.permRow
+	}
 	cols := make([]arrow.Array, len(res.pos))
 	defer func() {
 		for _, c := range cols {
@@ -356,7 +374,7 @@ func (o *joinOp) evalResidual(side int, srec arrow.RecordBatch) (arrow.RecordBat
 			cols[i].Retain()
 			continue
 		}
-		if cols[i], err = kernels.Take(o.mem, srec.Column(p), sc.candRow); err != nil {
+		if cols[i], err = kernels.Take(o.mem, srec.Column(p), rows); err != nil {
 			cand.Release()
 			return nil, fmt.Errorf("join %s: residual column %q: %w", o.info.Name, res.schema.Field(i).Name, err)
 		}
@@ -370,8 +388,15 @@ func (o *joinOp) evalResidual(side int, srec arrow.RecordBatch) (arrow.RecordBat
 	}
 	sc.ok = slices.Grow(sc.ok, n)[:n]
 	clear(sc.ok)
-	for _, i := range sc.sel {
-		sc.ok[i] = true
+	for _, q := range sc.sel {
+		sc.ok[q] = true // indexed by gathered row for now
+	}
+	if perm != nil {
+		sc.permOK = slices.Grow(sc.permOK[:0], n)[:n]
+		for c, q := range perm {
+			sc.permOK[c] = sc.ok[q]
+		}
+		sc.ok, sc.permOK = sc.permOK, sc.ok
 	}
 	return cand, nil
 }
@@ -466,14 +491,20 @@ func (o *joinOp) round(side int, b arrowflow.Batch, srec arrow.RecordBatch, k0, 
 			o.stats.UnknownRetractions++
 			continue
 		}
+		// The padded row was emitted, and is retracted, when the stored
+		// row's count is 0. Without StateTTL that is when nothing matches
+		// now; with it, the count may exceed the current matches (an
+		// expired row does not update the counts of the rows it matched),
+		// and the pair rows of expired matches stay in the output, so
+		// retracting a padded row would retract a row never emitted.
+		if d.outer && me.matches[e] == 0 {
+			emit(arrowflow.Delete, r, -1)
+		}
 		o.remove(side, e)
 		for c := cs; c < ce; c++ {
 			if sc.ok == nil || sc.ok[c] {
 				emit(arrowflow.Delete, r, c)
 			}
-		}
-		if d.outer && matched == 0 {
-			emit(arrowflow.Delete, r, -1)
 		}
 		if otherOuter {
 			for c := cs; c < ce; c++ {
@@ -529,12 +560,25 @@ func (o *joinOp) emit(side int, srec, cand arrow.RecordBatch, out arrowflow.Emit
 			c.Release()
 		}
 	}()
-	// The other side's rows: the gathered candidates, or (without a
-	// residual) the output's rows gathered now, in output order.
-	oidx := sc.outO
-	if cand == nil {
+	// The other side's rows: the gathered candidates (with a residual),
+	// or the output's rows gathered now. oidx[k] is output row k's row in
+	// it, -1 for NULLs; aligned: oidx[k] is k or -1.
+	sc.idx = sc.idx[:0]
+	aligned := false
+	if cand != nil {
+		for _, c := range sc.outO {
+			switch {
+			case c < 0:
+				sc.idx = append(sc.idx, -1)
+			case sc.candPos != nil:
+				sc.idx = append(sc.idx, sc.candPos[c])
+			default:
+				sc.idx = append(sc.idx, c)
+			}
+		}
+	} else {
 		// Rows padded with NULLs gather some other row (then masked).
-		sc.ids, sc.idx = sc.ids[:0], sc.idx[:0]
+		sc.ids = sc.ids[:0]
 		pad := rowstore.RowID(-1)
 		for _, c := range sc.outO {
 			if c >= 0 {
@@ -542,30 +586,38 @@ func (o *joinOp) emit(side int, srec, cand arrow.RecordBatch, out arrowflow.Emit
 				break
 			}
 		}
-		for k, c := range sc.outO {
+		for _, c := range sc.outO {
 			if c >= 0 {
-				sc.idx = append(sc.idx, int32(k))
 				sc.ids = append(sc.ids, sc.candID[c])
 			} else {
-				sc.idx = append(sc.idx, -1)
 				sc.ids = append(sc.ids, pad)
 			}
 		}
 		if pad >= 0 {
-			var err error
-			if cand, err = o.sides[1-side].store.Gather(sc.ids); err != nil {
+			rec, perm, err := o.gather(1-side, sc.ids)
+			if err != nil {
 				return fmt.Errorf("join %s: %w", o.info.Name, err)
 			}
+			cand = rec
 			defer cand.Release()
+			aligned = perm == nil
+			for k, c := range sc.outO {
+				switch {
+				case c < 0:
+					sc.idx = append(sc.idx, -1)
+				case perm != nil:
+					sc.idx = append(sc.idx, perm[k])
+				default:
+					sc.idx = append(sc.idx, int32(k))
+				}
+			}
 		}
-		oidx = sc.idx
 	}
 	for s := range o.c.sides {
-		src, idx := srec, sc.outS
+		src, idx, al := srec, sc.outS, false
 		if s != side {
-			src, idx = cand, oidx
+			src, idx, al = cand, sc.idx, aligned
 		}
-		aligned := s != side && o.c.residual == nil // rows already in output order
 		for _, p := range o.c.sides[s].outPos {
 			f := o.c.out.Field(len(cols))
 			var col arrow.Array
@@ -573,10 +625,10 @@ func (o *joinOp) emit(side int, srec, cand arrow.RecordBatch, out arrowflow.Emit
 			switch {
 			case src == nil:
 				col = array.MakeArrayOfNull(o.mem, f.Type, n)
-			case aligned:
+			case al:
 				col, err = joinMaskNulls(o.mem, src.Column(p), idx)
 			default:
-				col, err = joinTakeNulls(o.mem, src.Column(p), idx, &sc.sel)
+				col, err = joinTakeNulls(o.mem, src.Column(p), idx, &sc.tmp)
 			}
 			if err != nil {
 				return fmt.Errorf("join %s: output column %q: %w", o.info.Name, f.Name, err)
@@ -594,42 +646,4 @@ func (o *joinOp) emit(side int, srec, cand arrow.RecordBatch, out arrowflow.Emit
 	rec := array.NewRecordBatch(o.c.out, cols, int64(n))
 	o.stats.OutputRows += int64(n)
 	return out.Emit(arrowflow.NewChangeBatch(rec, kinds))
-}
-
-// SnapshotState writes each side's rows (join_left, join_right) with
-// their key groups; the index and match counts are rebuilt on restore.
-func (o *joinOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
-	for s := range o.sides {
-		if err := o.sides[s].store.Snapshot(w, o.c.sides[s].table, o.info.MaxParallelism); err != nil {
-			return fmt.Errorf("join %s: snapshot of %s rows: %w", o.info.Name, o.c.sides[s].name, err)
-		}
-	}
-	return nil
-}
-
-// RestoreState loads the rows of the key groups this subtask owns, from
-// one or more old subtasks' snapshots, rebuilds the index and recounts
-// the matches of the outer sides' rows.
-func (o *joinOp) RestoreState(r state.SnapshotReader) error {
-	for s := range o.sides {
-		d := &o.c.sides[s]
-		err := o.sides[s].store.Restore(r, d.table, o.info.KeyGroups, func(first rowstore.RowID, rec arrow.RecordBatch) error {
-			return o.restoreRows(s, first, rec)
-		})
-		if err != nil {
-			return fmt.Errorf("join %s: restoring %s rows: %w", o.info.Name, d.name, err)
-		}
-	}
-	for s := range o.sides {
-		sd := &o.sides[s]
-		slices.SortStableFunc(sd.expiry[sd.expHead:], func(a, b joinExpiry) int {
-			return cmp.Compare(a.at, b.at)
-		})
-		if o.c.sides[s].outer {
-			if err := o.recount(s); err != nil {
-				return err
-			}
-		}
-	}
-	return o.reportState()
 }

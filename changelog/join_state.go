@@ -20,8 +20,8 @@ const (
 	// groups and more than four times as many as hold rows: groups are
 	// never deleted from a GroupTable, and keys come and go.
 	joinRebuildGroups = 4096
-	// joinRestoreRows bounds the rows gathered at a time when match
-	// counts are recounted on restore, or keys re-indexed.
+	// joinRestoreRows bounds the rows gathered at a time when keys are
+	// re-indexed.
 	joinRestoreRows = 4096
 )
 
@@ -32,14 +32,28 @@ func (o *joinOp) growRows(side int) {
 	if len(sd.gid) >= n {
 		return
 	}
-	grow := n - len(sd.gid)
-	sd.next = append(sd.next, make([]rowstore.RowID, grow)...)
-	sd.prev = append(sd.prev, make([]rowstore.RowID, grow)...)
-	sd.gid = append(sd.gid, make([]uint32, grow)...)
-	sd.rowHash = append(sd.rowHash, make([]uint64, grow)...)
+	sd.next = joinGrow(sd.next, n)
+	sd.prev = joinGrow(sd.prev, n)
+	sd.gid = joinGrow(sd.gid, n)
+	sd.rowHash = joinGrow(sd.rowHash, n)
 	if o.c.sides[side].outer {
-		sd.matches = append(sd.matches, make([]int32, grow)...)
+		sd.matches = joinGrow(sd.matches, n)
 	}
+}
+
+// joinGrow extends s to n elements (new ones zero), at least doubling its
+// capacity when it must reallocate: append grows large slices by a
+// quarter, which copies a growing state several times over.
+func joinGrow[T any](s []T, n int) []T {
+	if n <= cap(s) {
+		old := len(s)
+		s = s[:n]
+		clear(s[old:])
+		return s
+	}
+	t := make([]T, n, max(n, 2*cap(s)))
+	copy(t, s)
+	return t
 }
 
 // link puts stored row id, of group g and identity hash h, at the head of
@@ -275,88 +289,6 @@ func (o *joinOp) liveChunks(side int, fn func(ids []rowstore.RowID, rec arrow.Re
 		}
 	}
 	return flush()
-}
-
-// restoreRows indexes stored rows first, first+1, ... (rec) restored into
-// the side's store.
-func (o *joinOp) restoreRows(side int, first rowstore.RowID, rec arrow.RecordBatch) error {
-	sd := &o.sides[side]
-	gids, err := o.indexStored(side, rec)
-	if err != nil {
-		return err
-	}
-	n := int(rec.NumRows())
-	hashes := make([]uint64, n)
-	if err := o.hashRows(side, rec, nil, hashes); err != nil {
-		return err
-	}
-	o.growRows(side)
-	var at *array.Int64
-	if o.c.ttl > 0 {
-		at = rec.Column(rec.Schema().NumFields() - 1).(*array.Int64)
-	}
-	for i := range n {
-		id := first + rowstore.RowID(i)
-		o.link(side, id, gids[i], hashes[i])
-		if at != nil {
-			sd.expiry = append(sd.expiry, joinExpiry{at: at.Value(i), id: id})
-		}
-	}
-	return nil
-}
-
-// recount sets the match count of every row of an outer side: the other
-// side's rows of equal key for which the residual holds.
-func (o *joinOp) recount(side int) error {
-	sd, other := &o.sides[side], &o.sides[1-side]
-	if o.c.residual == nil {
-		perGroup := make([]int32, o.keys.Len())
-		for id, g := range other.gid {
-			if other.store.Live(rowstore.RowID(id)) {
-				perGroup[g]++
-			}
-		}
-		for id, g := range sd.gid {
-			if sd.store.Live(rowstore.RowID(id)) && !o.groupNull[g] {
-				sd.matches[id] = perGroup[g]
-			}
-		}
-		return nil
-	}
-	sc := &o.sc
-	var rows []int32
-	gids := make([]uint32, 0, joinRestoreRows)
-	return o.liveChunks(side, func(ids []rowstore.RowID, rec arrow.RecordBatch) error {
-		n := len(ids)
-		for len(rows) < n {
-			rows = append(rows, int32(len(rows)))
-		}
-		gids = gids[:0]
-		for _, id := range ids {
-			gids = append(gids, sd.gid[id])
-		}
-		for k0 := 0; k0 < n; {
-			k1 := o.candidates(side, k0, n, rows, gids)
-			cand, err := o.evalResidual(side, rec)
-			if err != nil {
-				return err
-			}
-			if cand != nil {
-				cand.Release()
-			}
-			for k := k0; k < k1; k++ {
-				m := int32(0)
-				for c := sc.candStart[k-k0]; c < sc.candStart[k-k0+1]; c++ {
-					if sc.ok[c] {
-						m++
-					}
-				}
-				sd.matches[ids[k]] = m
-			}
-			k0 = k1
-		}
-		return nil
-	})
 }
 
 // joinTakeNulls gathers col[idx[k]] into a new array, NULL where idx[k]
