@@ -379,3 +379,55 @@ func (o *rankBase) partitionsLen() int {
 	}
 	return o.parts.Len()
 }
+
+// rankCompactPartitionsMin is the least number of partition ids held for
+// no rows (dropped by the TTL) for which the partition table is rebuilt.
+const rankCompactPartitionsMin = 1024
+
+// compactPartitions rebuilds the partition table with only the partitions
+// keep (old ids, increasing): the k-th gets id k. A GroupTable cannot
+// forget a key, so without this every partition the TTL dropped would
+// keep its key forever. It runs between batches.
+func (o *rankBase) compactPartitions(keep []int32) error {
+	if o.parts == nil {
+		return nil
+	}
+	all := o.parts.Keys(o.mem)
+	keys := make([]arrow.Array, 0, len(all))
+	defer func() {
+		for _, a := range keys {
+			a.Release()
+		}
+	}()
+	var err error
+	for _, a := range all {
+		var t arrow.Array
+		if err == nil {
+			t, err = kernels.Take(o.mem, a, keep)
+		}
+		a.Release()
+		if t != nil {
+			keys = append(keys, t)
+		}
+	}
+	if err != nil {
+		return o.errorf("compact partitions: %w", err)
+	}
+	parts, err := kernels.NewGroupTable(o.c.partType)
+	if err != nil {
+		return o.errorf("compact partitions: %w", err)
+	}
+	gids := make([]uint32, len(keep))
+	if len(keep) > 0 {
+		if err := parts.FindOrInsert(keys, nil, gids); err != nil {
+			return o.errorf("compact partitions: %w", err)
+		}
+	}
+	for i, g := range gids {
+		if int(g) != i {
+			panic("BUG: rank: partition keys not distinct when the partition table was rebuilt")
+		}
+	}
+	o.parts = parts
+	return nil
+}

@@ -2,6 +2,7 @@ package changelog
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -82,15 +83,18 @@ func (o *rankFirstOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitt
 		}
 	}
 	o.stats.InputRows += int64(n)
+	now := o.now()
+	if o.ttl > 0 && now-o.lastSweep >= o.ttl {
+		if err := o.sweep(now); err != nil {
+			b.Release()
+			return err
+		}
+	}
 	if err := o.prepare(b.Record, b.Sel); err != nil {
 		b.Release()
 		return err
 	}
 	o.grow()
-	now := o.now()
-	if o.ttl > 0 && now-o.lastSweep >= o.ttl {
-		o.sweep(now)
-	}
 	o.touched = o.touched[:0]
 	for k := range n {
 		pid := o.pids[k]
@@ -139,8 +143,10 @@ func (o *rankFirstOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitt
 	return out.Emit(arrowflow.Batch{Record: b.Record, Sel: slices.Clone(sel)})
 }
 
-// sweep forgets every partition no row reached for the TTL.
-func (o *rankFirstOp) sweep(now int64) {
+// sweep forgets every partition no row reached for the TTL, and rebuilds
+// the partition table when most of its partitions are gone. It runs
+// between batches.
+func (o *rankFirstOp) sweep(now int64) error {
 	o.lastSweep = now
 	for pid, s := range o.seen {
 		if s && now-o.access[pid] >= o.ttl {
@@ -149,6 +155,26 @@ func (o *rankFirstOp) sweep(now int64) {
 			o.stats.ExpiredPartitions++
 		}
 	}
+	if dead := len(o.seen) - o.nseen; o.parts == nil || dead < cmp.Or(o.cfg.compactMin, rankCompactPartitionsMin) || dead < o.nseen {
+		return nil
+	}
+	keep := make([]int32, 0, o.nseen)
+	for pid, s := range o.seen {
+		if s {
+			keep = append(keep, int32(pid))
+		}
+	}
+	if err := o.compactPartitions(keep); err != nil {
+		return err
+	}
+	access := make([]int64, len(keep))
+	for i, pid := range keep {
+		access[i] = o.access[pid]
+	}
+	o.access = access
+	o.seen = slices.Repeat([]bool{true}, len(keep))
+	o.best = slices.Repeat([]int32{-1}, len(keep))
+	return nil
 }
 
 func (o *rankFirstOp) ProcessWatermark(wm arrowflow.EventTime, out arrowflow.Emitter) error {
@@ -159,7 +185,9 @@ func (o *rankFirstOp) ProcessWatermark(wm arrowflow.EventTime, out arrowflow.Emi
 // sweeps expired partitions.
 func (o *rankFirstOp) FlushEpoch(_ uint64, _ arrowflow.Emitter) error {
 	if now := o.now(); o.ttl > 0 && now-o.lastSweep >= o.ttl {
-		o.sweep(now)
+		if err := o.sweep(now); err != nil {
+			return err
+		}
 		return o.reportState()
 	}
 	return nil

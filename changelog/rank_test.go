@@ -717,3 +717,75 @@ func TestRankKeyOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestRankTTLCompaction: partitions come and go; the TTL drops the ones
+// gone and the partition table is rebuilt without them, while the
+// partitions still alive keep ranking correctly. No dropped partition
+// comes back, so the materialized output is the plain reference's.
+func TestRankTTLCompaction(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  Rank
+	}{
+		{"top2", Rank{OrderBy: []window.OrderKey{desc("v"), asc("id")}, N: 2, RankColumn: "rn"}},
+		{"retract/rank2", Rank{Func: RankWithGaps, OrderBy: []window.OrderKey{asc("v")}, N: 2, Retracting: true}},
+		{"keepfirst", Rank{OrderBy: []window.OrderKey{asc("id")}, N: 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := c.cfg
+			cfg.Input, cfg.PartitionBy, cfg.StateTTL, cfg.compactMin = rankTestSchema, []string{"k"}, time.Minute, 4
+			clock := &rankFakeClock{now: time.Unix(5000, 0)}
+			h := newRankHarness(t, cfg, clock)
+			rng := rand.New(rand.NewPCG(5, 5))
+			var all []optest.Row
+			id := 0
+			for g := range 12 {
+				var rows [][]any
+				var kinds []arrowflow.RowKind
+				keys := []int{0}
+				for k := range 10 {
+					keys = append(keys, 1+10*g+k)
+				}
+				for _, k := range keys {
+					var mine [][]any
+					for range 4 {
+						id++
+						r := []any{int64(k), int64(rng.IntN(5)), "x", 1.0, int64(id)}
+						mine = append(mine, r)
+						rows, kinds = append(rows, r), append(kinds, arrowflow.Insert)
+						all = append(all, optest.Row{Kind: arrowflow.Insert, Values: r})
+					}
+					if cfg.Retracting {
+						r := mine[rng.IntN(len(mine))]
+						rows, kinds = append(rows, r), append(kinds, arrowflow.Delete)
+						all = append(all, optest.Row{Kind: arrowflow.Delete, Values: r})
+					}
+				}
+				if !cfg.Retracting {
+					kinds = nil
+				}
+				if err := h.send(kinds, rows...); err != nil {
+					t.Fatal(err)
+				}
+				h.flush()
+				h.want(rankReference(cfg, all, 0)...)
+				clock.now = clock.now.Add(40 * time.Second)
+			}
+			s := h.stats()
+			// Sweeps run once per TTL: up to three generations are held.
+			if s.ExpiredPartitions < 80 || s.Partitions > 31 {
+				t.Fatalf("stats %+v", s)
+			}
+			held, table := 0, 0
+			switch op := h.op.(type) {
+			case *rankOp:
+				held, table = len(op.p), op.parts.Len()
+			case *rankFirstOp:
+				held, table = len(op.seen), op.parts.Len()
+			}
+			if held > 2*31 || held != table {
+				t.Fatalf("%d partitions held after compaction (%d in the table), %d live", held, table, s.Partitions)
+			}
+		})
+	}
+}

@@ -323,12 +323,14 @@ func (o *rankOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) e
 		}
 	}
 	o.stats.InputRows += int64(n)
-	if err := o.prepare(b.Record, b.Sel); err != nil {
-		return err
-	}
 	now := o.now()
 	if o.ttl > 0 && now-o.lastSweep >= o.ttl {
-		o.sweep(now)
+		if err := o.sweep(now); err != nil {
+			return err
+		}
+	}
+	if err := o.prepare(b.Record, b.Sel); err != nil {
+		return err
 	}
 	o.ensureParts()
 	o.batch = b.Record
@@ -503,7 +505,9 @@ func (o *rankOp) storeSurvivors(rec arrow.RecordBatch) error {
 // flush (arrowflow.EpochFlusher).
 func (o *rankOp) FlushEpoch(_ uint64, out arrowflow.Emitter) error {
 	if now := o.now(); o.ttl > 0 && now-o.lastSweep >= o.ttl {
-		o.sweep(now)
+		if err := o.sweep(now); err != nil {
+			return err
+		}
 	}
 	if err := o.flush(out); err != nil {
 		return err
@@ -640,14 +644,49 @@ func (o *rankOp) maybeCompact() error {
 	return nil
 }
 
-// sweep drops every partition no row reached for the TTL.
-func (o *rankOp) sweep(now int64) {
+// sweep drops every partition no row reached for the TTL, and rebuilds
+// the partition table when most of its partitions are gone. It runs
+// between batches.
+func (o *rankOp) sweep(now int64) error {
 	o.lastSweep = now
 	for pid := range o.p {
 		if p := &o.p[pid]; p.live && now-p.access >= o.ttl {
 			o.expire(uint32(pid))
 		}
 	}
+	if o.parts == nil {
+		return nil
+	}
+	held := o.live
+	for _, pid := range o.dirty {
+		if !o.p[pid].live {
+			held++ // changed, then dropped: still to flush (emitting nothing)
+		}
+	}
+	if dead := len(o.p) - held; dead < cmp.Or(o.cfg.compactMin, rankCompactPartitionsMin) || dead < held {
+		return nil
+	}
+	keep := make([]int32, 0, held)
+	remap := make([]int32, len(o.p))
+	for pid := range o.p {
+		remap[pid] = -1
+		if p := &o.p[pid]; p.live || p.dirty {
+			remap[pid] = int32(len(keep))
+			keep = append(keep, int32(pid))
+		}
+	}
+	if err := o.compactPartitions(keep); err != nil {
+		return err
+	}
+	parts := make([]rankPart, len(keep))
+	for i, pid := range keep {
+		parts[i] = o.p[pid]
+	}
+	o.p = parts
+	for i, pid := range o.dirty {
+		o.dirty[i] = uint32(remap[pid])
+	}
+	return nil
 }
 
 // expire drops partition pid's rows without emitting anything, as
