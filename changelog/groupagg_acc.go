@@ -43,8 +43,13 @@ type aggAcc interface {
 	// build returns the result column of the given output rows.
 	build(mem memory.Allocator, rows []aggOutRow) arrow.Array
 	// slots are the snapshot columns of the per-group state, named after
-	// the aggregate's output column.
+	// the aggregate's output column; the last is the emitted result, the
+	// others the partial state a local phase emits (none for the
+	// aggregates without a two-phase form).
 	slots(name string) []aggSlot
+	// merge adds partial states (columns as slots but the last, one row
+	// per partial group) into groups gids.
+	merge(cols []arrow.Array, sel []int32, gids []uint32) error
 	sizeBytes() int64
 }
 
@@ -241,6 +246,14 @@ func (a *aggCount) update(args []arrow.Array, sel []int32, gids []uint32, retrac
 
 func (a *aggCount) settle() {}
 
+func (a *aggCount) merge(cols []arrow.Array, sel []int32, gids []uint32) error {
+	c := arrow.GetValues[int64](cols[0].Data(), 1)
+	for k, g := range gids {
+		a.n[g] += c[sel[k]]
+	}
+	return nil
+}
+
 func (a *aggCount) clear(g uint32) { a.n[g] = 0; a.clearResult(g) }
 
 func (a *aggCount) slots(name string) []aggSlot {
@@ -259,6 +272,9 @@ type aggNumber interface {
 // group: a group without any has a NULL result.
 type aggNum[T aggNumber] struct {
 	avg, float bool
+	// delta marks the local phase of a two-phase aggregate, whose counts
+	// are deltas: a count of 0 does not mean a sum of 0 there.
+	delta      bool
 	aggRes64   aggResult[int64]
 	aggResF    aggResult[float64]
 	isum       []int64
@@ -315,7 +331,7 @@ func (a *aggNum[T]) update(args []arrow.Array, sel []int32, gids []uint32, retra
 			}
 			sums[g] += v
 			nn[g] += d
-			if nn[g] == 0 {
+			if nn[g] == 0 && !a.delta {
 				sums[g] = 0 // no rounding residue in an emptied group
 			}
 		}
@@ -348,6 +364,35 @@ func (a *aggNum[T]) update(args []arrow.Array, sel []int32, gids []uint32, retra
 }
 
 func (a *aggNum[T]) settle() {}
+
+func (a *aggNum[T]) setDelta() { a.delta = true }
+
+func (a *aggNum[T]) merge(cols []arrow.Array, sel []int32, gids []uint32) error {
+	nn := arrow.GetValues[int64](cols[0].Data(), 1)
+	for k, g := range gids {
+		a.nn[g] += nn[sel[k]]
+	}
+	if !a.intSum() {
+		sums := arrow.GetValues[float64](cols[1].Data(), 1)
+		for k, g := range gids {
+			a.fsum[g] += sums[sel[k]]
+			if a.nn[g] == 0 {
+				a.fsum[g] = 0
+			}
+		}
+		return nil
+	}
+	sums := arrow.GetValues[int64](cols[1].Data(), 1)
+	for k, g := range gids {
+		s, x := a.isum[g], sums[sel[k]]
+		r := s + x
+		if (s^r)&(x^r) < 0 {
+			return fmt.Errorf("sum: %d + %d overflows BIGINT", s, x)
+		}
+		a.isum[g] = r
+	}
+	return nil
+}
 
 func (a *aggNum[T]) changed(g uint32) bool {
 	if a.intSum() {
@@ -472,6 +517,16 @@ func (a *aggDecimal) update(args []arrow.Array, sel []int32, gids []uint32, retr
 }
 
 func (a *aggDecimal) settle() {}
+
+func (a *aggDecimal) merge(cols []arrow.Array, sel []int32, gids []uint32) error {
+	nn := arrow.GetValues[int64](cols[0].Data(), 1)
+	sums := arrow.GetValues[decimal256.Num](cols[1].Data(), 1)
+	for k, g := range gids {
+		a.nn[g] += nn[sel[k]]
+		a.sum[g] = a.sum[g].Add(sums[sel[k]])
+	}
+	return nil
+}
 
 func (a *aggDecimal) clear(g uint32) {
 	a.sum[g], a.nn[g] = decimal256.Num{}, 0

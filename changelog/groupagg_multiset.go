@@ -254,6 +254,10 @@ func (a *aggDistinct) settle() {
 	}
 }
 
+func (a *aggDistinct) merge([]arrow.Array, []int32, []uint32) error {
+	return fmt.Errorf("count(distinct) has no two-phase form")
+}
+
 func (a *aggDistinct) clear(g uint32) {
 	a.pairs.clearGroup(g)
 	a.distinct[g] = 0
@@ -478,6 +482,13 @@ func (a *aggMinMax[T]) settle() {
 			}
 		}
 	}
+}
+
+func (a *aggMinMax[T]) merge(cols []arrow.Array, sel []int32, gids []uint32) error {
+	if a.retracting {
+		return fmt.Errorf("min/max over a retracting input has no two-phase form")
+	}
+	return a.update(cols, sel, gids, false) // skips NULLs: groups without values
 }
 
 func (a *aggMinMax[T]) clear(g uint32) {

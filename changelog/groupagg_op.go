@@ -28,6 +28,7 @@ const aggMaxDirty = 64 << 10
 // of every group, at row id = group id.
 type aggOp struct {
 	cfg   GroupAggregate
+	final bool // the final phase of a two-phase aggregate: input is partial rows
 	c     *aggCompiled
 	info  *arrowflow.TaskInfo
 	mem   memory.Allocator
@@ -45,6 +46,12 @@ type aggOp struct {
 	held    []bool  // the group has state (rows, an emitted row, or changes to flush)
 	dirty   []bool  // changed since the last flush (listed in dirtyList)
 	updated []int64 // processing time of the last row (ns), with a TTL
+
+	// The final phase's input: the partial schema, its key columns and
+	// the number of partial columns of each aggregate.
+	partial      *arrow.Schema
+	partialKeys  []int
+	partialWidth []int
 
 	dirtyList  []uint32
 	live       int64 // groups with rows or an emitted row
@@ -77,7 +84,26 @@ func (o *aggOp) Open(info *arrowflow.TaskInfo) error {
 		o.clock = arrowflow.SystemClock
 	}
 	o.ttl = int64(o.cfg.StateTTL)
-	return o.initState()
+	if o.final {
+		if err := o.cfg.checkTwoPhase(); err != nil {
+			return o.errorf("%w", err)
+		}
+		if o.partial, err = c.partialSchema(o.cfg); err != nil {
+			return err
+		}
+		for i := range c.keyIdx {
+			o.partialKeys = append(o.partialKeys, i)
+		}
+	}
+	if err := o.initState(); err != nil {
+		return err
+	}
+	if o.final {
+		for i, a := range o.accs {
+			o.partialWidth = append(o.partialWidth, len(a.slots(o.cfg.Aggs[i].Name))-1)
+		}
+	}
+	return nil
 }
 
 // initState makes the empty state: no groups (one, without keys).
@@ -96,14 +122,10 @@ func (o *aggOp) initState() error {
 		}
 	}
 	o.accs = nil
-	for i, ag := range o.cfg.Aggs {
-		types := make([]arrow.DataType, len(c.argIdx[i]))
-		for j, x := range c.argIdx[i] {
-			types[j] = o.cfg.Input.Field(x).Type
-		}
-		acc, err := newAggAcc(ag.Func, types, c.results[i], o.cfg.Retracting)
+	for i := range o.cfg.Aggs {
+		acc, err := c.newAcc(o.cfg, i)
 		if err != nil {
-			return o.errorf("aggregate %q: %w", ag.Name, err)
+			return err
 		}
 		o.accs = append(o.accs, acc)
 	}
@@ -204,6 +226,9 @@ func (o *aggOp) reportState() error {
 
 func (o *aggOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) error {
 	defer b.Release()
+	if o.final {
+		return o.processPartial(b, out)
+	}
 	rec := b.Record
 	if s := rec.Schema(); s != o.cfg.Input && !s.Equal(o.cfg.Input) {
 		return o.errorf("batch schema %s differs from the configured input %s", s, o.cfg.Input)
@@ -225,7 +250,7 @@ func (o *aggOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) er
 	}
 	gids := o.gids[:n]
 	if o.table != nil {
-		if err := o.findGroups(rec, b.Sel, gids); err != nil {
+		if err := o.findGroups(rec, o.c.keyIdx, b.Sel, gids); err != nil {
 			return err
 		}
 	} else {
@@ -299,9 +324,9 @@ func (o *aggOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) er
 
 // findGroups writes the group of every selected row to gids, creating
 // groups (and storing their keys) for new key tuples.
-func (o *aggOp) findGroups(rec arrow.RecordBatch, sel []int32, gids []uint32) error {
-	cols := make([]arrow.Array, len(o.c.keyIdx))
-	for i, x := range o.c.keyIdx {
+func (o *aggOp) findGroups(rec arrow.RecordBatch, keyIdx []int, sel []int32, gids []uint32) error {
+	cols := make([]arrow.Array, len(keyIdx))
+	for i, x := range keyIdx {
 		cols[i] = rec.Column(x)
 	}
 	if err := o.table.FindOrInsert(cols, sel, gids); err != nil {

@@ -1,6 +1,7 @@
 package changelog
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
@@ -781,6 +782,122 @@ func TestGroupAggregateCompacts(t *testing.T) {
 		}
 		if dead := len(p.count) - p.live; p.compactions == 0 || (dead > aggMinPairCompact && dead > p.live) {
 			t.Errorf("%s: %d compactions, %d dead pairs, %d live", small.Aggs[i].Name, p.compactions, dead, p.live)
+		}
+	}
+}
+
+// aggTwoPhase runs a local and a final phase as one operator: the local
+// phase's partial rows go straight into the final phase of the same
+// subtask (optest routes the input by the keys, as KeyBy would route the
+// partial rows).
+type aggTwoPhase struct {
+	local, final arrowflow.Operator
+}
+
+type aggPipe struct {
+	final arrowflow.Operator
+	out   arrowflow.Emitter
+}
+
+func (p aggPipe) Emit(b arrowflow.Batch) error { return p.final.ProcessBatch(0, b, p.out) }
+
+func (p aggPipe) EmitWatermark(arrowflow.EventTime) error { return nil }
+
+func (o *aggTwoPhase) Open(info *arrowflow.TaskInfo) error {
+	if err := o.local.Open(info); err != nil {
+		return err
+	}
+	return o.final.Open(info)
+}
+
+func (o *aggTwoPhase) ProcessBatch(i int, b arrowflow.Batch, out arrowflow.Emitter) error {
+	return o.local.ProcessBatch(i, b, aggPipe{o.final, out})
+}
+
+func (o *aggTwoPhase) ProcessWatermark(wm arrowflow.EventTime, out arrowflow.Emitter) error {
+	return out.EmitWatermark(wm)
+}
+
+func (o *aggTwoPhase) FlushEpoch(e uint64, out arrowflow.Emitter) error {
+	if err := o.local.(arrowflow.EpochFlusher).FlushEpoch(e, aggPipe{o.final, out}); err != nil {
+		return err
+	}
+	return o.final.(arrowflow.EpochFlusher).FlushEpoch(e, out)
+}
+
+func (o *aggTwoPhase) SnapshotState(e uint64, w state.SnapshotWriter) error {
+	if err := o.local.SnapshotState(e, w); err != nil {
+		return err
+	}
+	return o.final.SnapshotState(e, w)
+}
+
+func (o *aggTwoPhase) RestoreState(r state.SnapshotReader) error { return o.final.RestoreState(r) }
+
+func (o *aggTwoPhase) Finish(out arrowflow.Emitter) error {
+	if err := o.local.Finish(aggPipe{o.final, out}); err != nil {
+		return err
+	}
+	return o.final.Finish(out)
+}
+
+func (o *aggTwoPhase) Close() error {
+	o.local.Close()
+	return o.final.Close()
+}
+
+func aggTwoPhaseCase(t *testing.T, name string, cfg GroupAggregate, events []aggTEvent) {
+	t.Helper()
+	final, err := cfg.Final()
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := cfg.Local()
+	if err := local.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c := optest.Case{
+		Name: name,
+		Factory: func() arrowflow.Operator {
+			return &aggTwoPhase{local: local.Factory()(), final: final.Factory()()}
+		},
+		Inputs: []optest.Input{{Schema: cfg.Input, KeyBy: cfg.Keys, Rows: aggOptestRows(events)}},
+		Want:   func(e int) [][]any { return aggReference(t, cfg, events, e) },
+		Seed:   9,
+	}
+	optest.Run(t, c)
+}
+
+func TestGroupAggregateTwoPhase(t *testing.T) {
+	var retractable, appendOnly []window.Agg
+	for _, ag := range aggTestAggs {
+		switch ag.Func {
+		case kernels.AggCountDistinct:
+		case kernels.AggMin, kernels.AggMax:
+			appendOnly = append(appendOnly, ag)
+		default:
+			retractable = append(retractable, ag)
+			appendOnly = append(appendOnly, ag)
+		}
+	}
+	t.Run("retract", func(t *testing.T) {
+		cfg := GroupAggregate{Input: aggTestSchema, Keys: []string{"k", "ks"}, Aggs: retractable, Retracting: true}
+		aggTwoPhaseCase(t, "twophase-retract", cfg, aggGen{rand.New(rand.NewPCG(21, 22)), 3}.events(300, 4, true))
+	})
+	t.Run("append-only", func(t *testing.T) {
+		cfg := GroupAggregate{Input: aggTestSchema, Keys: []string{"k"}, Aggs: appendOnly}
+		aggTwoPhaseCase(t, "twophase-append", cfg, aggGen{rand.New(rand.NewPCG(23, 24)), 8}.events(300, 4, false))
+	})
+	t.Run("global", func(t *testing.T) {
+		cfg := GroupAggregate{Input: aggTestSchema, Aggs: retractable, Retracting: true}
+		aggTwoPhaseCase(t, "twophase-global", cfg, aggGen{rand.New(rand.NewPCG(25, 26)), 3}.events(300, 4, true))
+	})
+	for _, cfg := range []GroupAggregate{
+		{Input: aggTestSchema, Keys: []string{"k"}, Aggs: aggTestAggs[6:7]},
+		{Input: aggTestSchema, Keys: []string{"k"}, Aggs: aggTestAggs[3:4], Retracting: true},
+	} {
+		if _, err := cfg.Final(); !errors.Is(err, window.ErrTwoPhaseUnsupported) {
+			t.Errorf("Final of %s (retracting %v): got %v, want ErrTwoPhaseUnsupported", cfg.Aggs[0].Func, cfg.Retracting, err)
 		}
 	}
 }
