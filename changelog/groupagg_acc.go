@@ -274,13 +274,13 @@ type aggNum[T aggNumber] struct {
 	avg, float bool
 	// delta marks the local phase of a two-phase aggregate, whose counts
 	// are deltas: a count of 0 does not mean a sum of 0 there.
-	delta      bool
-	aggRes64   aggResult[int64]
-	aggResF    aggResult[float64]
-	isum       []int64
-	fsum       []float64
-	nn         []int64
-	valid      aggValid
+	delta    bool
+	aggRes64 aggResult[int64]
+	aggResF  aggResult[float64]
+	isum     []int64
+	fsum     []float64
+	nn       []int64
+	valid    aggValid
 }
 
 func newAggNum[T aggNumber](avg, float bool) aggAcc {
