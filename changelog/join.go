@@ -3,6 +3,7 @@ package changelog
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -204,7 +205,7 @@ func (j Join) compile() (*joinCompiled, error) {
 		col := func(what, name string) (int, error) {
 			idx := sp.schema.FieldIndices(name)
 			if len(idx) != 1 {
-				return 0, fmt.Errorf("join: %s %s column %q not found (or ambiguous) in %s", sp.name, what, name, sp.schema)
+				return 0, fmt.Errorf("join: %s %s column %q not found (or ambiguous) among the %s columns (%s)", sp.name, what, name, sp.name, joinColumnNames(sp.schema))
 			}
 			return idx[0], nil
 		}
@@ -308,7 +309,7 @@ func joinCompileResidual(e kernels.Expr, out *arrow.Schema, outSide, outPos []in
 	for _, name := range refs {
 		i := out.FieldIndices(name)
 		if len(i) != 1 {
-			return nil, fmt.Errorf("join: residual condition %s reads column %q, which is not an output column of the join (output: %s); output it or filter after the join", e, name, out)
+			return nil, fmt.Errorf("join: residual condition %s reads column %q, which is not an output column of the join (%s); output it or filter after the join", e, name, joinColumnNames(out))
 		}
 		if slices.ContainsFunc(fields, func(f arrow.Field) bool { return f.Name == name }) {
 			continue
@@ -344,4 +345,13 @@ func joinColumnRefs(e kernels.Expr, refs *[]string) {
 			joinColumnRefs(e.Else, refs)
 		}
 	}
+}
+
+// joinColumnNames lists the column names of s, for errors.
+func joinColumnNames(s *arrow.Schema) string {
+	names := make([]string, s.NumFields())
+	for i, f := range s.Fields() {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
 }

@@ -187,3 +187,66 @@ func BenchmarkJoin(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkJoinUpdates measures the retraction path: each batch updates
+// 2048 left rows (-U of a stored row, +U of its new version) of 16 keys,
+// each key holding thousands of stored left rows and one right row.
+func BenchmarkJoinUpdates(b *testing.B) {
+	const keys, stored, batch = 16, 1 << 16, 4096
+	mem := memory.NewGoAllocator()
+	for _, kind := range []window.JoinKind{window.JoinInner, window.JoinFullOuter} {
+		b.Run(kind.String(), func(b *testing.B) {
+			j := Join{Left: joinBenchLeft, Right: joinBenchRight, LeftKeys: []string{"k"}, RightKeys: []string{"k"},
+				Kind: kind, LeftPrefix: "l_", RightPrefix: "r_"}
+			op := j.Factory()()
+			info := &arrowflow.TaskInfo{Name: "join", MaxParallelism: 128, KeyGroups: state.KeyGroupRange{Start: 0, End: 128}, Allocator: mem}
+			if err := op.Open(info); err != nil {
+				b.Fatal(err)
+			}
+			defer op.Close()
+			out := &joinDiscard{}
+			rng := rand.New(rand.NewPCG(5, 6))
+			right := joinBenchRecord(mem, joinBenchRight, rng, keys, keys, true)
+			if err := op.ProcessBatch(joinRight, arrowflow.NewBatch(right), out); err != nil {
+				b.Fatal(err)
+			}
+			// Left rows: t distinguishes versions; row i holds version v[i].
+			lb := array.NewRecordBuilder(mem, joinBenchLeft)
+			defer lb.Release()
+			row := func(i, v int) {
+				lb.Field(0).(*array.Int64Builder).Append(int64(i % keys))
+				lb.Field(1).(*array.Int64Builder).Append(int64(v))
+				lb.Field(2).(*array.StringBuilder).Append(fmt.Sprint("name", i))
+			}
+			for i := range stored {
+				row(i, 0)
+			}
+			if err := op.ProcessBatch(joinLeft, arrowflow.NewBatch(lb.NewRecordBatch()), out); err != nil {
+				b.Fatal(err)
+			}
+			version := make([]int, stored)
+			kinds := make([]arrowflow.RowKind, batch)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				b.StopTimer()
+				for k := 0; k < batch; k += 2 {
+					i := rng.IntN(stored)
+					row(i, version[i])
+					version[i]++
+					row(i, version[i])
+					kinds[k], kinds[k+1] = arrowflow.UpdateBefore, arrowflow.UpdateAfter
+				}
+				rec := lb.NewRecordBatch()
+				b.StartTimer()
+				if err := op.ProcessBatch(joinLeft, arrowflow.NewChangeBatch(rec, kinds), out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "rows/s")
+			if s := op.(JoinStatsReporter).JoinStats(); s.UnknownRetractions != 0 {
+				b.Fatalf("%d unknown retractions", s.UnknownRetractions)
+			}
+		})
+	}
+}

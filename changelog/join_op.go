@@ -54,6 +54,10 @@ type joinSide struct {
 	gid        []uint32
 	rowHash    []uint64
 	matches    []int32
+	// ident, inext and iprev are the identity index (join_ident.go), nil
+	// until the side's first retraction.
+	ident        map[uint64]rowstore.RowID
+	inext, iprev []rowstore.RowID
 	// expiry lists the rows by storage time, for StateTTL; expHead is the
 	// first entry not yet expired.
 	expiry  []joinExpiry
@@ -125,6 +129,9 @@ func (o *joinOp) Open(info *arrowflow.TaskInfo) error {
 // JoinStats reports the subtask's counters.
 func (o *joinOp) JoinStats() JoinStats {
 	s := o.stats
+	if o.c == nil { // not open
+		return s
+	}
 	s.StateRows, s.StateBytes = o.stateRows(), o.stateBytes()
 	return s
 }
@@ -137,7 +144,7 @@ func (o *joinOp) stateBytes() int64 {
 	n := o.keys.SizeBytes() + int64(cap(o.groupNull)) + int64(cap(o.groupRows))*4
 	for _, sd := range o.sides {
 		n += sd.store.SizeBytes() + int64(cap(sd.head)+cap(sd.next)+cap(sd.prev)+cap(sd.gid)+cap(sd.matches))*4 +
-			int64(cap(sd.rowHash))*8 + int64(cap(sd.expiry))*16
+			int64(cap(sd.rowHash))*8 + int64(cap(sd.expiry))*16 + int64(cap(sd.inext)+cap(sd.iprev))*4 + int64(len(sd.ident))*24
 	}
 	return n
 }
@@ -486,7 +493,7 @@ func (o *joinOp) round(side int, b arrowflow.Batch, srec arrow.RecordBatch, k0, 
 			}
 			continue
 		}
-		e := o.find(side, srec, int(r), g, sc.rowHash[k])
+		e := o.find(side, srec, int(r), sc.rowHash[k])
 		if e < 0 {
 			o.stats.UnknownRetractions++
 			continue
@@ -519,30 +526,6 @@ func (o *joinOp) round(side int, b arrowflow.Batch, srec arrow.RecordBatch, k0, 
 		}
 	}
 	return o.emit(side, srec, cand, out)
-}
-
-// find returns a stored row of the side in group g equal to row r of srec
-// on every stored data column, or -1.
-func (o *joinOp) find(side int, srec arrow.RecordBatch, r int, g uint32, h uint64) rowstore.RowID {
-	d := &o.c.sides[side]
-	sd := &o.sides[side]
-	for id := sd.head[g]; id >= 0; id = sd.next[id] {
-		if sd.rowHash[id] != h {
-			continue
-		}
-		rec, i := sd.store.Locate(id)
-		eq := true
-		for p, f := range d.eqs {
-			if !f(srec.Column(p), r, rec.Column(p), i) {
-				eq = false
-				break
-			}
-		}
-		if eq {
-			return id
-		}
-	}
-	return -1
 }
 
 // emit assembles and emits the round's output rows: the side's columns

@@ -39,6 +39,10 @@ func (o *joinOp) growRows(side int) {
 	if o.c.sides[side].outer {
 		sd.matches = joinGrow(sd.matches, n)
 	}
+	if sd.ident != nil {
+		sd.inext = joinGrow(sd.inext, n)
+		sd.iprev = joinGrow(sd.iprev, n)
+	}
 }
 
 // joinGrow extends s to n elements (new ones zero), at least doubling its
@@ -66,6 +70,9 @@ func (o *joinOp) link(side int, id rowstore.RowID, g uint32, h uint64) {
 		sd.prev[first] = id
 	}
 	sd.head[g] = id
+	if sd.ident != nil {
+		sd.identLink(id)
+	}
 	if o.groupRows[g] == 0 {
 		o.liveGroups++
 	}
@@ -93,6 +100,9 @@ func (o *joinOp) remove(side int, id rowstore.RowID) {
 	}
 	if n >= 0 {
 		sd.prev[n] = p
+	}
+	if sd.ident != nil {
+		sd.identUnlink(id)
 	}
 	sd.store.Delete(id)
 	o.groupRows[g]--
@@ -179,6 +189,18 @@ func (o *joinOp) compact(side int) error {
 			matches[nw] = sd.matches[old]
 		}
 	}
+	if sd.ident != nil {
+		inext, iprev := make([]rowstore.RowID, n), make([]rowstore.RowID, n)
+		for old, nw := range remap {
+			if nw >= 0 {
+				inext[nw], iprev[nw] = mp(sd.inext[old]), mp(sd.iprev[old])
+			}
+		}
+		for h, id := range sd.ident {
+			sd.ident[h] = mp(id)
+		}
+		sd.inext, sd.iprev = inext, iprev
+	}
 	sd.next, sd.prev, sd.gid, sd.rowHash, sd.matches = next, prev, gid, hash, matches
 	for g, id := range sd.head {
 		sd.head[g] = mp(id)
@@ -204,7 +226,12 @@ func (o *joinOp) rebuildGroups() error {
 	o.rebuilds++
 	o.groupNull, o.groupRows, o.liveGroups = o.groupNull[:0], o.groupRows[:0], 0
 	for s := range o.sides {
-		o.sides[s].head = o.sides[s].head[:0]
+		// Relinking rebuilds the identity index too, if it is used.
+		sd := &o.sides[s]
+		sd.head = sd.head[:0]
+		if sd.ident != nil {
+			clear(sd.ident)
+		}
 	}
 	for s := range o.sides {
 		sd := &o.sides[s]

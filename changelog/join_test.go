@@ -2,6 +2,7 @@ package changelog
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -620,7 +621,11 @@ func TestJoinValidate(t *testing.T) {
 		"residual column": func(j *Join) { j.LeftColumns = []string{"k"}; j.Residual = joinBetweenExpr },
 		"residual type":   func(j *Join) { j.Residual = kernels.Col("r_v") },
 		"negative ttl":    func(j *Join) { j.StateTTL = -time.Second },
-		"no schema":       func(j *Join) { j.Right = nil },
+		"residual in case": func(j *Join) {
+			j.RightColumns = []string{"k"}
+			j.Residual = kernels.Case(kernels.IsNull(kernels.Cast(kernels.Col("r_t"), arrow.PrimitiveTypes.Int32)), kernels.Lit(true)).Otherwise(kernels.Lit(false))
+		},
+		"no schema": func(j *Join) { j.Right = nil },
 	}
 	for name, mod := range bad {
 		j := joinBase(window.JoinLeftOuter)
@@ -686,5 +691,66 @@ func TestJoinTTLOuterStale(t *testing.T) {
 	}
 	if rows := h.table.Rows(); len(rows) != 1 {
 		t.Fatalf("output %v, want the stale pair", rows)
+	}
+}
+
+// TestJoinValueEq checks the retraction's value comparison on every
+// family of types against the rule: NULL equals NULL, -0 equals +0, NaN
+// equals NaN, everything else by value.
+func TestJoinValueEq(t *testing.T) {
+	mem := testutil.CheckedAllocator(t)
+	nan := math.NaN()
+	cases := []struct {
+		dt   arrow.DataType
+		vals []any // compared pairwise; equal[i][j] from want
+		want func(a, b any) bool
+	}{
+		{arrow.FixedWidthTypes.Boolean, []any{true, false, nil, true}, nil},
+		{arrow.PrimitiveTypes.Int32, []any{int64(1), int64(-1), nil, int64(1)}, nil},
+		{arrow.PrimitiveTypes.Float64, []any{0.0, math.Copysign(0, -1), nan, nan, 1.5, nil}, func(a, b any) bool {
+			if a == nil || b == nil {
+				return a == nil && b == nil
+			}
+			x, y := a.(float64), b.(float64)
+			return x == y || (x != x && y != y)
+		}},
+		{arrow.BinaryTypes.String, []any{"", "a", nil, "ab", "a"}, nil},
+		{arrow.BinaryTypes.LargeString, []any{"", "a", nil, "a"}, nil},
+		{&arrow.TimestampType{Unit: arrow.Microsecond}, []any{int64(5), int64(6), nil, int64(5)}, nil},
+		{&arrow.Decimal128Type{Precision: 10, Scale: 2}, []any{"1.50", "-1.50", nil, "1.50"}, nil},
+	}
+	for _, c := range cases {
+		schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: c.dt, Nullable: true}}, nil)
+		rows := make([][]any, len(c.vals))
+		for i, v := range c.vals {
+			rows[i] = []any{v}
+		}
+		rec, err := optest.BuildRecord(mem, schema, rows)
+		if err != nil {
+			t.Fatalf("%s: %v", c.dt, err)
+		}
+		// A slice, so that array offsets are exercised too.
+		sl := rec.NewSlice(1, rec.NumRows())
+		eq, err := joinValueEqOf(c.dt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := c.want
+		if want == nil {
+			want = func(a, b any) bool { return a == b }
+		}
+		for i := range c.vals {
+			for j := 1; j < len(c.vals); j++ {
+				got := eq(rec.Column(0), i, sl.Column(0), j-1)
+				if w := want(c.vals[i], c.vals[j]); got != w {
+					t.Errorf("%s: %v = %v: got %v, want %v", c.dt, c.vals[i], c.vals[j], got, w)
+				}
+			}
+		}
+		sl.Release()
+		rec.Release()
+	}
+	if _, err := joinValueEqOf(arrow.ListOf(arrow.PrimitiveTypes.Int64)); err == nil {
+		t.Error("list values compared")
 	}
 }
