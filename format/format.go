@@ -3,6 +3,8 @@ package format
 import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/weirflow/weir/arrowflow"
 )
 
 // Decoder turns serialized record values into rows of an Arrow schema. A
@@ -45,6 +47,26 @@ type Encoder interface {
 	// error from emit stops the encoding and is returned.
 	Encode(rec arrow.RecordBatch, emit func(row int, value []byte) error) error
 }
+
+// ChangeEncoder is an Encoder of a format that carries row kinds, such as
+// debezium-json: it writes the rows of a changelog (arrowflow.Batch.Kinds)
+// so that a reader can apply them, retractions included. A sink given a
+// ChangeEncoder passes each batch's row kinds; other encoders see
+// append-only rows only.
+type ChangeEncoder interface {
+	Encoder
+	// EncodeChanges serializes every row of rec in order, kinds[row]
+	// being the row's kind (nil: every row is an insert), calling emit
+	// with the row index and its bytes, one value per row; value is only
+	// valid during the call. An error from emit stops the encoding and is
+	// returned.
+	EncodeChanges(rec arrow.RecordBatch, kinds []arrowflow.RowKind, emit func(row int, value []byte) error) error
+}
+
+// CarriesChanges reports whether the format named name writes row kinds
+// (its encoders are ChangeEncoders), so that a sink writing it takes an
+// updating query's changelog.
+func CarriesChanges(name string) bool { return name == DebeziumJSON }
 
 // RecordError describes why one record was rejected.
 type RecordError struct {
