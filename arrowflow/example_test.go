@@ -53,9 +53,9 @@ func Example() {
 	// job "example": 6 nodes in 3 chained tasks, max parallelism 128
 	// task 1: gen -> cheap (parallelism 2)
 	// task 2: count (parallelism 2)
-	//   <- keyed by [key] over 128 key groups from task 1 (cheap)
+	//   <- keyed by [key] over 128 key groups, append-only, from task 1 (cheap)
 	// task 3: top -> project -> print (parallelism 1)
-	//   <- rebalance from task 2 (count)
+	//   <- rebalance, append-only, from task 2 (count)
 	// +I[1, 1007]
 	// +I[2, 1005]
 }

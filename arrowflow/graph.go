@@ -114,6 +114,7 @@ type Node struct {
 	sink        Sink
 	inputs      []Input
 	outputs     []*Node // consumers, in the order they were declared
+	mode        ChangelogMode
 }
 
 // Name is the node's name, unique in its graph.
@@ -124,6 +125,15 @@ func (n *Node) Kind() NodeKind { return n.kind }
 
 // Parallelism is the node's number of subtasks.
 func (n *Node) Parallelism() int { return n.parallelism }
+
+// SetChangelogMode declares the changelog mode of the node's output (what
+// row kinds its batches carry), for the plan's description: Explain marks
+// every node and exchange that carries updates. A planner sets it; the
+// runtime does not check it. The default is AppendOnly.
+func (n *Node) SetChangelogMode(m ChangelogMode) { n.mode = m }
+
+// ChangelogMode is the mode SetChangelogMode declared.
+func (n *Node) ChangelogMode() ChangelogMode { return n.mode }
 
 // Inputs are the node's inputs in declaration order.
 func (n *Node) Inputs() []Input { return n.inputs }

@@ -32,7 +32,7 @@ func TestPlanChainsForwardEdgesOfEqualParallelism(t *testing.T) {
 	for _, want := range []string{
 		"task 1: src -> filter (parallelism 2)",
 		"task 2: keyed -> map -> sink (parallelism 3)",
-		"<- keyed by [key] over 128 key groups from task 1 (filter)",
+		"<- keyed by [key] over 128 key groups, append-only, from task 1 (filter)",
 	} {
 		if !strings.Contains(plan, want) {
 			t.Errorf("plan lacks %q:\n%s", want, plan)

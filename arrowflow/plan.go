@@ -22,6 +22,9 @@ func (c *chain) name() string {
 	names := make([]string, len(c.nodes))
 	for i, n := range c.nodes {
 		names[i] = n.name
+		if n.mode != AppendOnly {
+			names[i] += " [" + n.mode.String() + "]"
+		}
 	}
 	return strings.Join(names, " -> ")
 }
@@ -98,7 +101,7 @@ func explain(g *Graph, chains []*chain, chainOf map[*Node]*chain, maxPar int) st
 			if in.Side != "" {
 				from += fmt.Sprintf(", side output %q", in.Side)
 			}
-			fmt.Fprintf(&b, "  <- %s from task %d (%s)\n", edge, chainOf[in.From].id+1, from)
+			fmt.Fprintf(&b, "  <- %s, %s, from task %d (%s)\n", edge, in.From.mode, chainOf[in.From].id+1, from)
 		}
 	}
 	return b.String()

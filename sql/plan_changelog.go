@@ -39,6 +39,7 @@ func partitionsByWindow(f *FuncCall) bool {
 // described by by, with upsert key key (nil when unknown).
 func updatingRelation(r *relation, by string, key []string) *relation {
 	r.mode, r.updatedBy, r.upsertKey = arrowflow.Retract, by, key
+	r.node.SetChangelogMode(arrowflow.Retract)
 	return r
 }
 

@@ -1416,7 +1416,8 @@ func (p *planner) insert(ins *Insert) error {
 		}
 	}
 	t.sink = sink
-	p.g.Sink(p.nodeName(t.name), sink, out.node.Parallelism(), arrowflow.Forward(out.node))
+	sinkNode := p.g.Sink(p.nodeName(t.name), sink, out.node.Parallelism(), arrowflow.Forward(out.node))
+	sinkNode.SetChangelogMode(out.mode)
 	return nil
 }
 

@@ -119,6 +119,7 @@ func (r *relation) rowtimeCol() string {
 func (p *planner) addOp(r *relation, name string, f arrowflow.OperatorFactory, schema *arrow.Schema) *relation {
 	out := *r
 	out.node = p.g.Operator(p.nodeName(name), f, r.node.Parallelism(), arrowflow.Forward(r.node))
+	out.node.SetChangelogMode(r.mode)
 	out.schema = schema
 	return &out
 }
