@@ -67,7 +67,11 @@ type Options struct {
 	Brokers []string
 	// Topic is the topic written to ('topic').
 	Topic string
-	// Encoder serializes rows into record values ('value.format').
+	// Encoder serializes rows into record values ('value.format'). A
+	// format.ChangeEncoder (debezium-json) is given each batch's row
+	// kinds, so the sink writes an updating query's changelog; any other
+	// encoder takes append-only rows, and a batch retracting rows
+	// (UpdateBefore, Delete) is an error.
 	Encoder format.Encoder
 	// KeyColumns are the columns forming the record key ('key.fields');
 	// none means records have no key.

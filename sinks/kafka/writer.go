@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/format"
 	"github.com/weirflow/weir/internal/failpoint"
 )
 
@@ -32,6 +33,7 @@ type writer struct {
 	keyIdx []int
 	tsIdx  int
 	unit   arrow.TimeUnit
+	kinds  []arrowflow.RowKind // scratch: the row kinds of a batch's selected rows
 }
 
 func (w *writer) client() *kgo.Client {
@@ -136,8 +138,8 @@ func (w *writer) Write(ctx context.Context, b arrowflow.Batch) error {
 	}
 	recs := make([]kgo.Record, rows)
 	var values slabWriter
-	if err := w.s.opts.Encoder.Encode(rec, values.emit); err != nil {
-		return fmt.Errorf("kafka sink: encode: %w", err)
+	if err := w.encode(b, rec, &values); err != nil {
+		return err
 	}
 	for i, v := range values.slices(rows) {
 		recs[i].Value = v
@@ -164,6 +166,32 @@ func (w *writer) Write(ctx context.Context, b arrowflow.Batch) error {
 		if err := cl.Flush(ctx); err == nil {
 			failpoint.Inject(failpoint.NextEpochWritten)
 		}
+	}
+	return nil
+}
+
+// encode serializes the values of rec, the rows of b in order: with
+// their row kinds through a format.ChangeEncoder (debezium-json); an
+// encoder of rows only refuses a batch that retracts rows, which it could
+// only write as if they were added.
+func (w *writer) encode(b arrowflow.Batch, rec arrow.RecordBatch, values *slabWriter) error {
+	enc := w.s.opts.Encoder
+	if b.Kinds != nil {
+		if ce, ok := enc.(format.ChangeEncoder); ok {
+			w.kinds = arrowflow.GatherKinds(w.kinds, b)
+			if err := ce.EncodeChanges(rec, w.kinds, values.emit); err != nil {
+				return fmt.Errorf("kafka sink: encode: %w", err)
+			}
+			return nil
+		}
+		for k := range b.NumRows() {
+			if kind := b.Kind(k); kind.IsRetraction() {
+				return fmt.Errorf("kafka sink: topic %s: a %v row (a retraction) reached a value format that writes rows only; write changes with 'format' = 'debezium-json'", w.s.opts.Topic, kind)
+			}
+		}
+	}
+	if err := enc.Encode(rec, values.emit); err != nil {
+		return fmt.Errorf("kafka sink: encode: %w", err)
 	}
 	return nil
 }
