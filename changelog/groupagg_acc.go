@@ -53,20 +53,22 @@ type aggAcc interface {
 	sizeBytes() int64
 }
 
-// aggMultiset is implemented by the aggregates that keep, per group, a
-// multiset of values (COUNT DISTINCT, MIN/MAX over a retracting input),
-// snapshotted as a table of their own.
-type aggMultiset interface {
-	// hasValues reports whether the aggregate keeps values (MIN/MAX do
-	// only over a retracting input).
-	hasValues() bool
-	// valueType is the type of the values.
-	valueType() arrow.DataType
-	// exportValues returns the live (group, value, count) triples.
-	exportValues(mem memory.Allocator) (gids []uint32, values, counts arrow.Array)
-	// loadValues adds the selected triples (the counts of a snapshot) to
-	// groups gids.
-	loadValues(values, counts arrow.Array, sel []int32, gids []uint32) error
+// aggValueUser is implemented by the aggregates that read a multiset of
+// values per group (COUNT DISTINCT; MIN/MAX over a retracting input, for
+// which usesValues is true): the aggregates over one column share an
+// aggValueSet, which takes their rows instead of update.
+type aggValueUser interface {
+	usesValues() bool
+	// bindValues gives the aggregate its value set's pairs.
+	bindValues(p *aggPairs)
+	// updateValues follows a batch of rows into the value set: pids[k] is
+	// the pair of row sel[k] of vals in group gids[k] (kernels.NoGroup for
+	// a retraction of a value the group lacks), trans[k] +1 when the pair
+	// came alive, -1 when it died, else 0.
+	updateValues(vals arrow.Array, sel []int32, gids []uint32, pids []uint32, trans []int8, retract bool)
+	// remapValues follows a compaction of the pairs (remap[old] = new id
+	// or -1; live pairs remain).
+	remapValues(remap []int32, live int)
 }
 
 // newAggAcc returns the accumulator of f over arguments of types args,

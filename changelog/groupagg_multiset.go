@@ -203,20 +203,19 @@ func (p *aggPairs) sizeBytes() int64 {
 }
 
 // aggDistinct is COUNT(DISTINCT x): the number of values of the group's
-// multiset with a positive count.
+// multiset (an aggValueSet shared with the other aggregates over x) with a
+// positive count.
 type aggDistinct struct {
 	aggResult[int64]
-	pairs    *aggPairs
+	dt       arrow.DataType
 	distinct []int64
-	valid    aggValid
 }
 
 func newAggDistinct(dt arrow.DataType) (*aggDistinct, error) {
-	pairs, err := newAggPairs(dt)
-	if err != nil {
-		return nil, fmt.Errorf("count(distinct): %w", err)
+	if !aggKeyType(dt) {
+		return nil, fmt.Errorf("count(distinct): unsupported argument type %s", dt)
 	}
-	a := &aggDistinct{pairs: pairs}
+	a := &aggDistinct{dt: dt}
 	a.codec = aggInt64Codec
 	a.cur = func(g uint32) (int64, bool) { return a.distinct[g], true }
 	return a, nil
@@ -224,86 +223,46 @@ func newAggDistinct(dt arrow.DataType) (*aggDistinct, error) {
 
 func (a *aggDistinct) grow(n int) {
 	a.distinct = aggGrow(a.distinct, n)
-	a.pairs.grow(n)
 	a.growResult(n)
 }
 
-func (a *aggDistinct) update(args []arrow.Array, sel []int32, gids []uint32, retract bool) error {
-	sel, gids = a.valid.filter(args[0], sel, gids)
-	pids, err := a.pairs.find(args[0], sel, gids, !retract)
-	if err != nil {
-		return err
-	}
-	d := int64(1)
-	if retract {
-		d = -1
-	}
-	for k, id := range pids {
-		if id != kernels.NoGroup {
-			a.distinct[gids[k]] += int64(a.pairs.add(id, d))
-		}
-	}
-	return nil
+func (a *aggDistinct) update([]arrow.Array, []int32, []uint32, bool) error {
+	panic("BUG: group aggregate: count(distinct) takes its rows through its value set")
 }
 
-func (a *aggDistinct) settle() {
-	if a.pairs.needsCompact() {
-		if _, err := a.pairs.compact(); err != nil {
-			panic(fmt.Sprintf("BUG: group aggregate: compacting count(distinct) values: %v", err))
-		}
+func (a *aggDistinct) usesValues() bool { return true }
+
+func (a *aggDistinct) updateValues(_ arrow.Array, _ []int32, gids []uint32, _ []uint32, trans []int8, _ bool) {
+	for k, t := range trans {
+		a.distinct[gids[k]] += int64(t)
 	}
 }
+
+func (a *aggDistinct) remapValues([]int32, int) {}
+
+func (a *aggDistinct) bindValues(*aggPairs) {}
+
+func (a *aggDistinct) settle() {}
 
 func (a *aggDistinct) merge([]arrow.Array, []int32, []uint32) error {
 	return fmt.Errorf("count(distinct) has no two-phase form")
 }
 
 func (a *aggDistinct) clear(g uint32) {
-	a.pairs.clearGroup(g)
 	a.distinct[g] = 0
 	a.clearResult(g)
 }
 
 func (a *aggDistinct) slots(name string) []aggSlot { return []aggSlot{a.resultSlot(name)} }
 
-func (a *aggDistinct) sizeBytes() int64 {
-	return a.pairs.sizeBytes() + int64(cap(a.distinct))*8 + a.resultBytes()
-}
-
-func (a *aggDistinct) hasValues() bool { return true }
-
-func (a *aggDistinct) valueType() arrow.DataType { return a.pairs.types[1] }
-
-func (a *aggDistinct) exportValues(mem memory.Allocator) ([]uint32, arrow.Array, arrow.Array) {
-	ids := a.pairs.liveIDs()
-	gids, counts := a.pairs.exportCounts(mem, ids)
-	keys := a.pairs.table.Keys(mem)
-	keys[0].Release()
-	vals, err := kernels.Take(mem, keys[1], ids)
-	keys[1].Release()
-	if err != nil {
-		panic(fmt.Sprintf("BUG: group aggregate: taking count(distinct) values: %v", err))
-	}
-	return gids, vals, counts
-}
-
-func (a *aggDistinct) loadValues(values, counts arrow.Array, sel []int32, gids []uint32) error {
-	pids, err := a.pairs.find(values, sel, gids, true)
-	if err != nil {
-		return err
-	}
-	cs := counts.(*array.Int64)
-	for k, id := range pids {
-		a.distinct[gids[k]] += int64(a.pairs.add(id, cs.Value(int(sel[k]))))
-	}
-	return nil
-}
+func (a *aggDistinct) sizeBytes() int64 { return int64(cap(a.distinct))*8 + a.resultBytes() }
 
 // aggMinMax is MIN or MAX. Over an append-only input it keeps each
-// group's running extreme (run, has). Over a retracting input it keeps the
-// group's multiset of values (pairs, with each pair's value in pval) and
-// best, the pair holding the extreme; retracting the extreme's last copy
-// marks the group stale, and settle rescans its pairs.
+// group's running extreme (run, has). Over a retracting input it reads
+// the group's multiset of values (pairs, an aggValueSet shared with the
+// other aggregates over the same column), keeps each pair's value (pval)
+// and best, the pair holding the extreme; retracting the extreme's last
+// copy marks the group stale, and settle rescans the group's pairs.
 type aggMinMax[T comparable] struct {
 	aggResult[T]
 	vc         aggCodec[T]
@@ -357,11 +316,9 @@ func newAggMinMaxOf[T comparable](vc aggCodec[T], less func(a, b T) bool, isMax,
 	}
 	a.codec = vc
 	if retracting {
-		pairs, err := newAggPairs(vc.dt)
-		if err != nil {
-			return nil, fmt.Errorf("min/max: %w", err)
+		if !aggKeyType(vc.dt) {
+			return nil, fmt.Errorf("min/max over a retracting input: unsupported argument type %s", vc.dt)
 		}
-		a.pairs = pairs
 		a.cur = func(g uint32) (T, bool) {
 			if b := a.best[g]; b >= 0 {
 				return a.pval[b], true
@@ -388,7 +345,6 @@ func (a *aggMinMax[T]) grow(n int) {
 		a.run, a.has = aggGrow(a.run, n), aggGrow(a.has, n)
 		return
 	}
-	a.pairs.grow(n)
 	for len(a.best) < n {
 		a.best = append(a.best, -1)
 	}
@@ -410,38 +366,52 @@ func (a *aggMinMax[T]) update(args []arrow.Array, sel []int32, gids []uint32, re
 		}
 		return nil
 	}
-	pids, err := a.pairs.find(args[0], sel, gids, !retract)
-	if err != nil {
-		return err
-	}
+	panic("BUG: group aggregate: a retracting min/max takes its rows through its value set")
+}
+
+func (a *aggMinMax[T]) usesValues() bool { return a.retracting }
+
+func (a *aggMinMax[T]) updateValues(vals arrow.Array, sel []int32, gids []uint32, pids []uint32, trans []int8, retract bool) {
 	if !retract {
+		var rd func(int) T
 		for k, id := range pids {
 			if int(id) == len(a.pval) {
+				if rd == nil {
+					rd = a.vc.reader(vals)
+				}
 				a.pval = append(a.pval, a.keep(rd(int(sel[k]))))
 			}
-			a.addPair(gids[k], id, 1)
+			g := gids[k]
+			if a.pairs.count[id] > 0 {
+				if b := a.best[g]; b < 0 || a.better(a.pval[id], a.pval[b]) {
+					a.best[g] = int32(id)
+				}
+			}
 		}
-		return nil
+		return
 	}
 	for k, id := range pids {
-		if id == kernels.NoGroup {
-			continue
-		}
-		g := gids[k]
-		if a.pairs.add(id, -1) < 0 && a.best[g] == int32(id) {
+		if g := gids[k]; id != kernels.NoGroup && trans[k] < 0 && a.best[g] == int32(id) {
 			a.best[g] = -1
 			a.stale = append(a.stale, g)
 		}
 	}
-	return nil
 }
 
-// addPair adds d copies of pair id's value to group g.
-func (a *aggMinMax[T]) addPair(g, id uint32, d int64) {
-	a.pairs.add(id, d)
-	if a.pairs.count[id] > 0 {
-		if b := a.best[g]; b < 0 || a.better(a.pval[id], a.pval[b]) {
-			a.best[g] = int32(id)
+func (a *aggMinMax[T]) bindValues(p *aggPairs) { a.pairs = p }
+
+// remapValues follows a compaction of the value set.
+func (a *aggMinMax[T]) remapValues(remap []int32, live int) {
+	pval := make([]T, live)
+	for old, nw := range remap {
+		if nw >= 0 {
+			pval[nw] = a.pval[old]
+		}
+	}
+	a.pval = pval
+	for g, b := range a.best {
+		if b >= 0 {
+			a.best[g] = remap[b]
 		}
 	}
 }
@@ -464,24 +434,6 @@ func (a *aggMinMax[T]) settle() {
 		a.best[g] = best
 	}
 	a.stale = a.stale[:0]
-	if p.needsCompact() {
-		remap, err := p.compact()
-		if err != nil {
-			panic(fmt.Sprintf("BUG: group aggregate: compacting min/max values: %v", err))
-		}
-		pval := make([]T, p.live)
-		for old, nw := range remap {
-			if nw >= 0 {
-				pval[nw] = a.pval[old]
-			}
-		}
-		a.pval = pval
-		for g, b := range a.best {
-			if b >= 0 {
-				a.best[g] = remap[b]
-			}
-		}
-	}
 }
 
 func (a *aggMinMax[T]) merge(cols []arrow.Array, sel []int32, gids []uint32) error {
@@ -498,7 +450,6 @@ func (a *aggMinMax[T]) clear(g uint32) {
 		a.run[g], a.has[g] = z, false
 		return
 	}
-	a.pairs.clearGroup(g)
 	a.best[g] = -1
 }
 
@@ -513,38 +464,5 @@ func (a *aggMinMax[T]) sizeBytes() int64 {
 	var z T
 	w := int64(aggSizeof(z))
 	n := a.resultBytes() + int64(cap(a.run))*w + int64(cap(a.has)) + int64(cap(a.pval))*w + int64(cap(a.best))*4
-	if a.pairs != nil {
-		n += a.pairs.sizeBytes()
-	}
 	return n
-}
-
-func (a *aggMinMax[T]) hasValues() bool { return a.retracting }
-
-func (a *aggMinMax[T]) valueType() arrow.DataType { return a.vc.dt }
-
-func (a *aggMinMax[T]) exportValues(mem memory.Allocator) ([]uint32, arrow.Array, arrow.Array) {
-	ids := a.pairs.liveIDs()
-	gids, counts := a.pairs.exportCounts(mem, ids)
-	vals := make([]T, len(ids))
-	for k, id := range ids {
-		vals[k] = a.pval[id]
-	}
-	return gids, a.vc.build(mem, vals, nil), counts
-}
-
-func (a *aggMinMax[T]) loadValues(values, counts arrow.Array, sel []int32, gids []uint32) error {
-	pids, err := a.pairs.find(values, sel, gids, true)
-	if err != nil {
-		return err
-	}
-	rd := a.vc.reader(values)
-	cs := counts.(*array.Int64)
-	for k, id := range pids {
-		if int(id) == len(a.pval) {
-			a.pval = append(a.pval, a.keep(rd(int(sel[k]))))
-		}
-		a.addPair(gids[k], id, cs.Value(int(sel[k])))
-	}
-	return nil
 }

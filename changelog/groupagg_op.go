@@ -38,6 +38,11 @@ type aggOp struct {
 	table *kernels.GroupTable // nil without keys
 	keys  *rowstore.Store     // nil without keys
 	accs  []aggAcc
+	// sets are the value multisets (one per input column) of the
+	// aggregates that need one; viaSet[i] says aggregate i takes its rows
+	// through a set instead of update.
+	sets   []*aggValueSet
+	viaSet []bool
 
 	// By group id.
 	ngroups int
@@ -121,13 +126,35 @@ func (o *aggOp) initState() error {
 			return o.errorf("%w", err)
 		}
 	}
-	o.accs = nil
+	o.accs, o.sets, o.viaSet = nil, nil, nil
 	for i := range o.cfg.Aggs {
 		acc, err := c.newAcc(o.cfg, i)
 		if err != nil {
 			return err
 		}
 		o.accs = append(o.accs, acc)
+		u, ok := acc.(aggValueUser)
+		o.viaSet = append(o.viaSet, ok && u.usesValues())
+		if !o.viaSet[i] {
+			continue
+		}
+		col := c.argIdx[i][0]
+		var set *aggValueSet
+		for _, s := range o.sets {
+			if s.col == col {
+				set = s
+			}
+		}
+		if set == nil {
+			pairs, err := newAggPairs(o.cfg.Input.Field(col).Type)
+			if err != nil {
+				return o.errorf("aggregate %q: %w", o.cfg.Aggs[i].Name, err)
+			}
+			set = &aggValueSet{col: col, pairs: pairs}
+			o.sets = append(o.sets, set)
+		}
+		u.bindValues(set.pairs)
+		set.users = append(set.users, u)
 	}
 	if o.table == nil {
 		o.growGroups(1)
@@ -198,6 +225,9 @@ func (o *aggOp) growGroups(n int) {
 	for _, a := range o.accs {
 		a.grow(n)
 	}
+	for _, s := range o.sets {
+		s.pairs.grow(n)
+	}
 }
 
 // GroupAggregateStats reports the subtask's counters.
@@ -215,6 +245,9 @@ func (o *aggOp) stateBytes() int64 {
 	}
 	for _, a := range o.accs {
 		n += a.sizeBytes()
+	}
+	for _, s := range o.sets {
+		n += s.sizeBytes()
 	}
 	return n
 }
@@ -297,6 +330,9 @@ func (o *aggOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) er
 	o.addSel, o.retSel, o.addG, o.retG = addSel, retSel, addG, retG
 	o.stats.PerRowOutputRows += perRow
 	for i, a := range o.accs {
+		if o.viaSet[i] {
+			continue
+		}
 		args := o.args[:0]
 		for _, x := range o.c.argIdx[i] {
 			args = append(args, rec.Column(x))
@@ -312,7 +348,22 @@ func (o *aggOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) er
 				return o.errorf("%s: %w", o.cfg.Aggs[i].Name, err)
 			}
 		}
-		a.settle()
+	}
+	for _, s := range o.sets {
+		col := rec.Column(s.col)
+		if len(addSel) > 0 {
+			if err := s.apply(col, addSel, addG, false); err != nil {
+				return o.errorf("values of %q: %w", o.cfg.Input.Field(s.col).Name, err)
+			}
+		}
+		if len(retSel) > 0 {
+			if err := s.apply(col, retSel, retG, true); err != nil {
+				return o.errorf("values of %q: %w", o.cfg.Input.Field(s.col).Name, err)
+			}
+		}
+	}
+	if err := o.settle(); err != nil {
+		return err
 	}
 	if len(o.dirtyList) > aggMaxDirty {
 		if err := o.flush(out); err != nil {
@@ -320,6 +371,20 @@ func (o *aggOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) er
 		}
 	}
 	return o.reportState()
+}
+
+// settle finishes a batch: aggregates first (MIN/MAX rescan the groups
+// whose extreme went), then the value sets (which may compact).
+func (o *aggOp) settle() error {
+	for _, a := range o.accs {
+		a.settle()
+	}
+	for _, s := range o.sets {
+		if err := s.settle(); err != nil {
+			return o.errorf("%w", err)
+		}
+	}
+	return nil
 }
 
 // findGroups writes the group of every selected row to gids, creating
@@ -470,6 +535,9 @@ func (o *aggOp) forget(g uint32) {
 	o.rows[g], o.emitted[g], o.held[g] = 0, false, false
 	for _, a := range o.accs {
 		a.clear(g)
+	}
+	for _, s := range o.sets {
+		s.pairs.clearGroup(g)
 	}
 }
 

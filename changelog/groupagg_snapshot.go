@@ -15,8 +15,9 @@ import (
 // (state.KeyGroupColumn) and key hash, the keys, the row count, flags, the
 // time of its last row, and each aggregate's state columns (named after
 // the aggregate's output column). Each aggregate keeping a multiset of
-// values (COUNT DISTINCT, MIN/MAX over a retracting input) adds a table of
-// (key group, hash, keys, value, count). Restore finds columns by name, so
+// values (COUNT DISTINCT, MIN/MAX over a retracting input) reads a value
+// set, one per input column; each set is a table of (key group, hash,
+// keys, value, count). Restore finds columns by name, so
 // a snapshot restores into a job whose TTL changed.
 const (
 	aggGroupsTable  = "groupagg_groups"
@@ -136,12 +137,11 @@ func (o *aggOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
 			return err
 		}
 	}
-	for i, a := range o.accs {
-		ms, ok := a.(aggMultiset)
-		if !ok || !ms.hasValues() {
-			continue
+	for si, set := range o.sets {
+		gids, values, counts, err := set.export(o.mem)
+		if err != nil {
+			return o.errorf("snapshot: %w", err)
 		}
-		gids, values, counts := ms.exportValues(o.mem)
 		if len(gids) == 0 {
 			values.Release()
 			counts.Release()
@@ -154,9 +154,9 @@ func (o *aggOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
 			return err
 		}
 		vf := append(o.keyedFields(),
-			arrow.Field{Name: aggValueColumn, Type: ms.valueType(), Nullable: true},
+			arrow.Field{Name: aggValueColumn, Type: values.DataType(), Nullable: true},
 			arrow.Field{Name: aggCountColumn, Type: arrow.PrimitiveTypes.Int64})
-		if err := o.writeTable(w, fmt.Sprintf("%s%d", aggValuesTable, i), vf, append(cols, values, counts), len(gids)); err != nil {
+		if err := o.writeTable(w, fmt.Sprintf("%s%d", aggValuesTable, si), vf, append(cols, values, counts), len(gids)); err != nil {
 			return err
 		}
 	}
@@ -258,12 +258,12 @@ func (o *aggOp) RestoreState(r state.SnapshotReader) error {
 	if err != nil {
 		return err
 	}
-	for i, a := range o.accs {
-		ms, ok := a.(aggMultiset)
-		table := fmt.Sprintf("%s%d", aggValuesTable, i)
-		if !ok || !ms.hasValues() || !slices.Contains(tables, table) {
+	for si, set := range o.sets {
+		table := fmt.Sprintf("%s%d", aggValuesTable, si)
+		if !slices.Contains(tables, table) {
 			continue
 		}
+		vt := o.cfg.Input.Field(set.col).Type
 		err := r.Read(table, func(rec arrow.RecordBatch) error {
 			owned, err := o.ownedRows(rec)
 			if err != nil || len(owned) == 0 {
@@ -285,11 +285,11 @@ func (o *aggOp) RestoreState(r state.SnapshotReader) error {
 				}
 			}
 			values, counts := aggColumn(rec, aggValueColumn), aggColumn(rec, aggCountColumn)
-			if values == nil || counts == nil || !arrow.TypeEqual(values.DataType(), ms.valueType()) || counts.DataType().ID() != arrow.INT64 {
-				return o.errorf("restore: table %s has schema %s, want %s %s and int64 %s", table, rec.Schema(), aggValueColumn, ms.valueType(), aggCountColumn)
+			if values == nil || counts == nil || !arrow.TypeEqual(values.DataType(), vt) || counts.DataType().ID() != arrow.INT64 {
+				return o.errorf("restore: table %s has schema %s, want %s %s and int64 %s", table, rec.Schema(), aggValueColumn, vt, aggCountColumn)
 			}
-			if err := ms.loadValues(values, counts, owned, gids); err != nil {
-				return o.errorf("restore: %s: %w", o.cfg.Aggs[i].Name, err)
+			if err := set.load(values, counts, owned, gids); err != nil {
+				return o.errorf("restore: values of %q: %w", o.cfg.Input.Field(set.col).Name, err)
 			}
 			return nil
 		})

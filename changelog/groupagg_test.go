@@ -772,16 +772,13 @@ func TestGroupAggregateCompacts(t *testing.T) {
 	if got, want := out.take(), []string{`+I["a" 3 12 6]`}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
-	for i, a := range op.(*aggOp).accs {
-		var p *aggPairs
-		switch a := a.(type) {
-		case *aggDistinct:
-			p = a.pairs
-		case *aggMinMax[int64]:
-			p = a.pairs
-		}
+	if sets := op.(*aggOp).sets; len(sets) != 1 {
+		t.Errorf("%d value sets, want 1 shared by min, max and count(distinct)", len(sets))
+	}
+	for _, s := range op.(*aggOp).sets {
+		p := s.pairs
 		if dead := len(p.count) - p.live; p.compactions == 0 || (dead > aggMinPairCompact && dead > p.live) {
-			t.Errorf("%s: %d compactions, %d dead pairs, %d live", small.Aggs[i].Name, p.compactions, dead, p.live)
+			t.Errorf("values of column %d: %d compactions, %d dead pairs, %d live", s.col, p.compactions, dead, p.live)
 		}
 	}
 }
