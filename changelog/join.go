@@ -29,10 +29,12 @@ import (
 // The output carries +I and -D rows only (no Kinds when every row of a
 // batch is an insert).
 //
-// State is each side's rows (its key columns and output columns) in a
-// rowstore.Store, indexed by a kernels.GroupTable over the keys shared by
-// both sides, and a match count per row of an outer side. Snapshots write
-// the rows by key group; restore rebuilds the index and the match counts.
+// State is each side's rows (its key columns and output columns: a
+// retraction removes a row equal on those, which is what the output can
+// tell apart) in a rowstore.Store, indexed by a kernels.GroupTable over
+// the keys shared by both sides, and a match count per row of an outer
+// side. Snapshots write the rows and counts by key group; restore rebuilds
+// the index.
 type Join struct {
 	// Left and Right are the schemas of the two inputs' batches.
 	Left, Right *arrow.Schema
@@ -61,8 +63,12 @@ type Join struct {
 	Residual kernels.Expr
 	// StateTTL, when positive, drops a stored row StateTTL of processing
 	// time (TaskInfo.Clock; nil means arrowflow.SystemClock) after it was
-	// stored, without output, as Flink's table.exec.state.ttl. Zero keeps
-	// rows until they are retracted.
+	// stored, without output, as Flink's table.exec.state.ttl: the pairs
+	// it was part of stay in the output, a later row no longer matches it,
+	// and a later retraction of it is an unknown one. The output stays a
+	// consistent changelog (nothing is retracted that was not emitted),
+	// but it is no longer the join of the inputs. Zero keeps rows until
+	// they are retracted.
 	StateTTL time.Duration
 }
 
@@ -92,7 +98,9 @@ type JoinStatsReporter interface {
 // configuration when it opens, so a bad configuration fails the job naming
 // the operator; call Validate to check it earlier.
 func (j Join) Factory() arrowflow.OperatorFactory {
-	return func() arrowflow.Operator { return &joinOp{cfg: j, bucketShift: joinBucketShift} }
+	return func() arrowflow.Operator {
+		return &joinOp{cfg: j, bucketShift: joinBucketShift, candRows: joinCandRows}
+	}
 }
 
 // Validate checks the configuration against the input schemas.

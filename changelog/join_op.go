@@ -39,6 +39,9 @@ type joinOp struct {
 	// bucketShift sizes the buckets of ids gather orders by: 1<<10 ids,
 	// 0 in tests so that small states take the reordering paths.
 	bucketShift uint
+	// candRows bounds the candidate pairs of a round: joinCandRows, less
+	// in tests so that batches take several rounds.
+	candRows int
 
 	sc joinScratch
 }
@@ -319,13 +322,13 @@ func (o *joinOp) growGroups() {
 // (rows[k] the row's index in its record, gids[k] its group): the other
 // side's rows of the same group, unless the key has a NULL. It returns the
 // end of the round: rows are added while the candidates stay below
-// joinCandRows, and at least one row is.
+// o.candRows (joinCandRows), and at least one row is.
 func (o *joinOp) candidates(side, k0, n int, rows []int32, gids []uint32) int {
 	sc := &o.sc
 	other := &o.sides[1-side]
 	sc.candStart, sc.candID, sc.candRow = sc.candStart[:0], sc.candID[:0], sc.candRow[:0]
 	k := k0
-	for ; k < n && (k == k0 || len(sc.candID) < joinCandRows); k++ {
+	for ; k < n && (k == k0 || len(sc.candID) < o.candRows); k++ {
 		sc.candStart = append(sc.candStart, int32(len(sc.candID)))
 		g := gids[k]
 		if o.groupNull[g] {

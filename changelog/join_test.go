@@ -259,7 +259,8 @@ func joinRightRow(rng *rand.Rand, keys int) func() []any {
 // its reference.
 //
 // With reorder set, the operators order every gather of unordered ids
-// (buckets of one id), as large states do.
+// (buckets of one id), as large states do, and cut batches into rounds
+// of a few candidate pairs.
 func joinCase(t *testing.T, name string, j Join, residual func(l, r []any) bool, seed uint64, appendOnly, reorder bool) optest.Case {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	const epochs = 4
@@ -275,6 +276,7 @@ func joinCase(t *testing.T, name string, j Join, residual func(l, r []any) bool,
 			op := j.Factory()().(*joinOp)
 			if reorder {
 				op.bucketShift = 0 // every id its own bucket
+				op.candRows = 3
 			}
 			return op
 		},
@@ -289,6 +291,17 @@ func joinCase(t *testing.T, name string, j Join, residual func(l, r []any) bool,
 		Epochs:     epochs,
 		Seed:       seed,
 	}
+}
+
+// joinFewConfigs are a few of optest's configurations, for the variants
+// of a case that DefaultConfigs already runs in full: each parallelism
+// change and batch size once, with and without selections.
+var joinFewConfigs = []optest.Config{
+	{Parallelism: []int{1}, BatchSize: 7, RandomSel: true},
+	{Parallelism: []int{2, 4}, BatchSize: 1},
+	{Parallelism: []int{4, 2}, BatchSize: 1000, RandomSel: true},
+	{Parallelism: []int{2, 4, 1}, BatchSize: 7},
+	{Parallelism: []int{2, 1}, BatchSize: 1, RandomSel: true},
 }
 
 func joinBase(kind window.JoinKind) Join {
@@ -320,12 +333,16 @@ func TestJoinMatchesReference(t *testing.T) {
 			t.Run("two-keys", func(t *testing.T) {
 				j := joinBase(kind)
 				j.LeftKeys, j.RightKeys = []string{"k", "s"}, []string{"k", "g"}
-				optest.Run(t, joinCase(t, "join", j, nil, seed+2, false, true))
+				c := joinCase(t, "join", j, nil, seed+2, false, true)
+				c.Configs = joinFewConfigs
+				optest.Run(t, c)
 			})
 			t.Run("append-only", func(t *testing.T) {
 				j := joinBase(kind)
 				j.Residual = joinBetweenExpr
-				optest.Run(t, joinCase(t, "join", j, joinBetween, seed+3, true, false))
+				c := joinCase(t, "join", j, joinBetween, seed+3, true, false)
+				c.Configs = joinFewConfigs
+				optest.Run(t, c)
 			})
 		})
 	}
@@ -666,6 +683,7 @@ func TestJoinTTLConsistent(t *testing.T) {
 			c := joinCase(t, "join-ttl", j, joinBetween, uint64(ki+50), false, true)
 			c.Want = nil
 			c.Clock = &joinTickClock{now: time.Unix(0, 0)}
+			c.Configs = joinFewConfigs
 			optest.Run(t, c)
 		})
 	}
