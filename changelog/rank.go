@@ -87,9 +87,9 @@ type Rank struct {
 	// ranked separately (none: one partition).
 	PartitionBy []string
 	// OrderBy is the ranking, most significant column first. Integers,
-	// floats (NaN below every number, -0 equal to +0), booleans, strings,
-	// binaries, timestamps, dates, times and durations can be ranked.
-	// Rows tied on every column rank in arrival order; with no OrderBy
+	// floats (NaN below every number, -0 equal to +0), decimals, booleans,
+	// strings, binaries, timestamps, dates, times and durations can be
+	// ranked. Rows tied on every column rank in arrival order; with no OrderBy
 	// every row is tied, which is the order of a processing-time
 	// attribute (ROW_NUMBER numbers rows as they arrive).
 	OrderBy []window.OrderKey
@@ -118,6 +118,9 @@ type Rank struct {
 	// that many deleted rows (tests compact often, to exercise the
 	// renumbering).
 	compactMin int
+	// chunkMax overrides rankChunkMax (tests split partitions into many
+	// chunks).
+	chunkMax int
 }
 
 // RankStats are a Rank subtask's counters.

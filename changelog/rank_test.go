@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -74,6 +75,9 @@ func rankGen(seed uint64, n, parts, epochs int, retract bool) []optest.Row {
 	return rows
 }
 
+// rankDec is a decimal value in the key-order test.
+type rankDec struct{ *big.Rat }
+
 // rankRefCompare orders two values of an ORDER BY column as SQL does:
 // NULLs last unless nullsFirst (in either direction), NaN below every
 // number, -0 equal to +0.
@@ -107,6 +111,8 @@ func rankRefCompare(a, b any, desc, nullsFirst bool) int {
 		c = cmp.Compare(btoi(x), btoi(y))
 	case time.Time:
 		c = x.Compare(b.(time.Time))
+	case rankDec:
+		c = x.Cmp(b.(rankDec).Rat)
 	default:
 		panic(fmt.Sprintf("rank reference: cannot order %T", a))
 	}
@@ -243,7 +249,7 @@ func TestRank(t *testing.T) {
 		}), false, 4},
 		{"dense/n1", with(func(r *Rank) { r.Func, r.OrderBy, r.N = DenseRank, []window.OrderKey{asc("f")}, 1 }), false, 4},
 		{"dense/n3/rn", with(func(r *Rank) {
-			r.Func, r.OrderBy, r.N, r.RankColumn = DenseRank, []window.OrderKey{{Column: "s", Desc: true, NullsFirst: true}}, 3, "rn"
+			r.Func, r.OrderBy, r.N, r.RankColumn, r.chunkMax = DenseRank, []window.OrderKey{{Column: "s", Desc: true, NullsFirst: true}}, 3, "rn", 2
 		}), false, 4},
 		{"keepfirst", with(func(r *Rank) { r.OrderBy, r.N = []window.OrderKey{asc("id")}, 1 }), false, 6},
 		{"proctime/keepfirst", with(func(r *Rank) { r.N = 1 }), false, 6},
@@ -254,11 +260,14 @@ func TestRank(t *testing.T) {
 		{"retract/rownumber/n3/rn", with(func(r *Rank) {
 			r.OrderBy, r.N, r.RankColumn, r.Retracting = []window.OrderKey{asc("v"), desc("id")}, 3, "rn", true
 		}), true, 4},
+		{"retract/rownumber/n3/chunks", with(func(r *Rank) {
+			r.OrderBy, r.N, r.Retracting, r.chunkMax = []window.OrderKey{desc("s"), desc("id")}, 3, true, 2
+		}), true, 2},
 		{"retract/rank/n3/rn", with(func(r *Rank) {
-			r.Func, r.OrderBy, r.N, r.RankColumn, r.Retracting = RankWithGaps, []window.OrderKey{asc("v")}, 3, "rn", true
+			r.Func, r.OrderBy, r.N, r.RankColumn, r.Retracting, r.chunkMax = RankWithGaps, []window.OrderKey{asc("v")}, 3, "rn", true, 3
 		}), true, 3},
 		{"retract/dense/n2", with(func(r *Rank) {
-			r.Func, r.OrderBy, r.N, r.Retracting = DenseRank, []window.OrderKey{desc("f")}, 2, true
+			r.Func, r.OrderBy, r.N, r.Retracting, r.chunkMax = DenseRank, []window.OrderKey{desc("f")}, 2, true, 4
 		}), true, 3},
 	}
 	for i, c := range cases {
@@ -302,7 +311,7 @@ func TestRankLarge(t *testing.T) {
 	configs := []optest.Config{{Parallelism: []int{1}, BatchSize: 1000}, {Parallelism: []int{2, 4}, BatchSize: 333, RandomSel: true}}
 	for _, retract := range []bool{false, true} {
 		cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, Func: RankWithGaps,
-			OrderBy: []window.OrderKey{asc("f"), desc("v")}, N: 2, RankColumn: "r", Retracting: retract, compactMin: 1}
+			OrderBy: []window.OrderKey{asc("f"), desc("v")}, N: 2, RankColumn: "r", Retracting: retract, compactMin: 1, chunkMax: 8}
 		rows := rankGen(9, 12000, 40, 3, retract)
 		t.Run(fmt.Sprintf("retract=%v", retract), func(t *testing.T) {
 			optest.Run(t, optest.Case{
@@ -674,6 +683,7 @@ func TestRankKeyOrder(t *testing.T) {
 		{Name: "f", Type: arrow.PrimitiveTypes.Float32, Nullable: true},
 		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "b", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+		{Name: "d", Type: &arrow.Decimal128Type{Precision: 38, Scale: 2}, Nullable: true},
 	}, nil)
 	rng := rand.New(rand.NewPCG(1, 2))
 	pick := func(vs ...any) any { return vs[rng.IntN(len(vs))] }
@@ -685,6 +695,7 @@ func TestRankKeyOrder(t *testing.T) {
 			pick(nil, float32(math.NaN()), float32(math.Inf(-1)), float32(-1.5), float32(math.Copysign(0, -1)), float32(0), float32(2), float32(math.Inf(1))),
 			pick(nil, "", "\x00", "\x00\x00", "a", "a\x00", "a\x00b", "ab", "\xff"),
 			pick(nil, false, true),
+			pick(nil, "-99999999999999999999999999999999999.99", "-1.00", "-0.01", "0.00", "0.01", "1.00", "18446744073709551616.00", "99999999999999999999999999999999999.99"),
 		})
 	}
 	rec, err := optest.BuildRecord(mem, schema, rows)
@@ -704,10 +715,18 @@ func TestRankKeyOrder(t *testing.T) {
 					t.Fatalf("column %d not rankable", c)
 				}
 				keys, off, _ := rankEncodeKeys([]rankKeyCol{k}, rec, all, nil, nil, nil)
+				val := func(i int) any {
+					v := optest.Normalize(rows[i])[c]
+					if s, ok := v.(string); ok && schema.Field(c).Type.ID() == arrow.DECIMAL128 {
+						r, _ := new(big.Rat).SetString(s)
+						return rankDec{r}
+					}
+					return v
+				}
 				for i := range rows {
 					for j := range rows {
 						got := strings.Compare(string(keys[off[i]:off[i+1]]), string(keys[off[j]:off[j+1]]))
-						a, b := optest.Normalize(rows[i])[c], optest.Normalize(rows[j])[c]
+						a, b := val(i), val(j)
 						if want := rankRefCompare(a, b, d, nf); got != want {
 							t.Fatalf("column %s desc=%v nullsFirst=%v: %v vs %v: keys compare %d, want %d", schema.Field(c).Name, d, nf, a, b, got, want)
 						}
@@ -787,5 +806,75 @@ func TestRankTTLCompaction(t *testing.T) {
 				t.Fatalf("%d partitions held after compaction (%d in the table), %d live", held, table, s.Partitions)
 			}
 		})
+	}
+}
+
+// TestRankList checks the chunked list against a flat slice under random
+// inserts at searched positions, deletes, truncation and rebuilds.
+func TestRankList(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	o := &rankOp{keyOff: []int64{0}}
+	const ids = 3000
+	for range ids {
+		o.keys = append(o.keys, byte(rng.IntN(40)))
+		o.keyOff = append(o.keyOff, int64(len(o.keys)))
+	}
+	for _, max := range []int{1, 2, 3, 16} {
+		var l rankList
+		var flat []int32
+		check := func(what string) {
+			t.Helper()
+			got := l.first(l.len()+5, nil)
+			if !slices.Equal(got, flat) || l.len() != len(flat) {
+				t.Fatalf("max %d, after %s: list %v, want %v", max, what, got, flat)
+			}
+			for _, ch := range l.chunks {
+				if len(ch) == 0 || len(ch) > max {
+					t.Fatalf("max %d: chunk of %d entries", max, len(ch))
+				}
+			}
+		}
+		next := int32(0)
+		for step := range 2000 {
+			switch r := rng.IntN(10); {
+			case r < 6 && next < ids:
+				key := o.key(next)
+				at := l.search(o, key, rng.IntN(2) == 0)
+				p := l.index(at, 1<<30)
+				l.insert(at, next, max)
+				flat = slices.Insert(flat, p, next)
+				next++
+				// Sorted by key: the searched position keeps the order.
+				if !slices.IsSortedFunc(flat, func(a, b int32) int { return slices.Compare(o.key(a), o.key(b)) }) {
+					t.Fatalf("max %d: insert at %d broke the order", max, p)
+				}
+				check("insert")
+			case r < 9 && len(flat) > 0:
+				i := rng.IntN(len(flat))
+				// Walk to index i from the end with prev.
+				at, ok := rankPos{len(l.chunks) - 1, len(l.chunks[len(l.chunks)-1])}, true
+				for range len(flat) - i {
+					at, ok = l.prev(at)
+				}
+				if !ok || l.at(at) != flat[i] || l.index(at, 1<<30) != i || l.index(at, 2) != min(i, 2) {
+					t.Fatalf("max %d: position of index %d", max, i)
+				}
+				l.delete(at)
+				flat = slices.Delete(flat, i, i+1)
+				check("delete")
+			case step%97 == 0:
+				c := rng.IntN(len(flat) + 1)
+				var dropped []int32
+				l.truncate(c, func(r int32) { dropped = append(dropped, r) })
+				if !slices.Equal(dropped, flat[c:]) {
+					t.Fatalf("max %d: truncate dropped %v, want %v", max, dropped, flat[c:])
+				}
+				flat = flat[:c]
+				check("truncate")
+			case step%89 == 0:
+				l.set(slices.Clone(flat), max)
+				check("set")
+			}
+		}
 	}
 }

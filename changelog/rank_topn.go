@@ -18,9 +18,9 @@ type rankPart struct {
 	// rows are the partition's rows in rank order, rows tied on every
 	// ORDER BY column in arrival order: all of them when Retracting, else
 	// only the candidates (rows of rank <= N). An entry is a row id of the
-	// store, or while a batch is processed -(k+1) for its k-th row, not
-	// stored yet.
-	rows []int32
+	// store, or while a batch is processed (not Retracting) -(k+1) for its
+	// k-th row, not stored yet.
+	rows rankList
 	// shown is the top N as last emitted, with the ranks emitted.
 	shown  []rankShown
 	access int64  // processing time of the last row (with a TTL)
@@ -83,7 +83,8 @@ type rankOp struct {
 	outKinds   []arrowflow.RowKind
 	outRanks   []int64
 	dropped    []int32
-	rankValues []int64
+	flat       []int32
+	chunkMax   int
 }
 
 func (o *rankOp) Open(info *arrowflow.TaskInfo) error {
@@ -96,6 +97,7 @@ func (o *rankOp) Open(info *arrowflow.TaskInfo) error {
 	}
 	o.store = s
 	o.keyOff = []int64{0}
+	o.chunkMax = cmp.Or(o.cfg.chunkMax, rankChunkMax)
 	return nil
 }
 
@@ -130,76 +132,53 @@ func (o *rankOp) key(ref int32) []byte {
 	return o.bkey(int(-ref - 1))
 }
 
-// upper is the first position of list whose key ranks after key.
-func (o *rankOp) upper(list []int32, key []byte) int {
-	lo, hi := 0, len(list)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if bytes.Compare(o.key(list[m]), key) <= 0 {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
-}
+// cmpKey compares the order key of a row reference with key.
+func (o *rankOp) cmpKey(ref int32, key []byte) int { return bytes.Compare(o.key(ref), key) }
 
-// lower is the first position of list whose key does not rank before key.
-func (o *rankOp) lower(list []int32, key []byte) int {
-	lo, hi := 0, len(list)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if bytes.Compare(o.key(list[m]), key) < 0 {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
-}
-
-// cutoff is the number of rows of list (in rank order) whose rank is at
-// most N: the top N.
-func (o *rankOp) cutoff(list []int32) int {
-	n, limit := len(list), o.c.n
-	switch o.cfg.Func {
-	case RowNumber:
+// cutoff is the number of rows of l (in rank order) whose rank is at most
+// N: the top N.
+func (o *rankOp) cutoff(l *rankList) int {
+	n, limit := l.len(), o.c.n
+	if n <= limit || o.cfg.Func == RowNumber {
 		return min(n, limit)
-	case RankWithGaps:
-		if n <= limit {
-			return n
-		}
-		last := o.key(list[limit-1])
-		c := limit
-		for c < n && bytes.Equal(o.key(list[c]), last) {
-			c++
-		}
-		return c
-	default: // DenseRank
-		d := 0
-		for i := range n {
-			if i == 0 || !bytes.Equal(o.key(list[i]), o.key(list[i-1])) {
-				d++
-				if d > limit {
-					return i
-				}
+	}
+	c := n
+	var prev []byte
+	d := 0
+	l.walk(func(i int, ref int32) bool {
+		k := o.key(ref)
+		switch {
+		case o.cfg.Func == RankWithGaps:
+			// The rows after the N-th tied with it.
+			if i >= limit && !bytes.Equal(k, prev) {
+				c = i
+				return false
+			}
+		case i == 0 || !bytes.Equal(k, prev): // DenseRank
+			if d++; d > limit {
+				c = i
+				return false
 			}
 		}
-		return n
-	}
+		prev = k
+		return true
+	})
+	return c
 }
 
-// top appends the first c rows of list to dst with their ranks (0
-// without RankColumn).
-func (o *rankOp) top(list []int32, c int, dst []rankShown) []rankShown {
+// top appends the first c rows of l to dst with their ranks (0 without
+// RankColumn).
+func (o *rankOp) top(l *rankList, c int, dst []rankShown) []rankShown {
+	list := l.first(c, o.flat[:0])
+	o.flat = list
 	if o.cfg.RankColumn == "" {
-		for _, r := range list[:c] {
+		for _, r := range list {
 			dst = append(dst, rankShown{ref: r})
 		}
 		return dst
 	}
 	var rank int64
-	for i, r := range list[:c] {
+	for i, r := range list {
 		switch {
 		case o.cfg.Func == RowNumber:
 			rank = int64(i + 1)
@@ -257,7 +236,7 @@ func (o *rankOp) markDirty(pid uint32) {
 // updateLive recounts whether partition pid holds anything.
 func (o *rankOp) updateLive(pid uint32) {
 	p := &o.p[pid]
-	if l := len(p.rows) > 0 || len(p.shown) > 0; l != p.live {
+	if l := p.rows.len() > 0 || len(p.shown) > 0; l != p.live {
 		p.live = l
 		if l {
 			o.live++
@@ -337,6 +316,16 @@ func (o *rankOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) e
 	defer func() { o.batch = nil }()
 	o.alive = rankGrow(o.alive, n)
 	clear(o.alive)
+	if o.cfg.Retracting {
+		// Every inserted row is kept: store them all now, so that
+		// references are row ids from the start.
+		for k := range n {
+			o.alive[k] = !b.Kind(k).IsRetraction()
+		}
+		if err := o.storeAlive(b.Record); err != nil {
+			return err
+		}
+	}
 	o.seq++
 	o.touched = o.touched[:0]
 	for k := range n {
@@ -358,8 +347,17 @@ func (o *rankOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) e
 			o.insert(pid, k)
 		}
 	}
-	if err := o.storeSurvivors(b.Record); err != nil {
-		return err
+	if !o.cfg.Retracting {
+		if err := o.storeAlive(b.Record); err != nil {
+			return err
+		}
+		for _, pid := range o.touched {
+			o.p[pid].rows.each(func(r *int32) {
+				if *r < 0 {
+					*r = o.newID[-*r-1]
+				}
+			})
+		}
 	}
 	for _, pid := range o.touched {
 		o.updateLive(pid)
@@ -378,10 +376,16 @@ func (o *rankOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) e
 // insert adds the k-th row of the batch to partition pid.
 func (o *rankOp) insert(pid uint32, k int) {
 	part := &o.p[pid]
+	l := &part.rows
 	key := o.bkey(k)
-	list := part.rows
-	p := o.upper(list, key)
-	if !o.cfg.Retracting {
+	at := l.search(o, key, true)
+	oldC := o.cutoff(l)
+	limit := max(oldC, o.c.n) + 1
+	p := l.index(at, limit)
+	ref := int32(-k - 1)
+	if o.cfg.Retracting {
+		ref = o.newID[k]
+	} else {
 		// Rows that cannot rank within N are not kept.
 		switch o.cfg.Func {
 		case RowNumber:
@@ -389,28 +393,23 @@ func (o *rankOp) insert(pid uint32, k int) {
 				return
 			}
 		case RankWithGaps:
-			if p >= o.c.n && o.lower(list[:p], key) >= o.c.n {
+			if p >= o.c.n && l.index(l.search(o, key, false), limit) >= o.c.n {
 				return
 			}
 		}
+		o.alive[k] = true
 	}
-	oldC := o.cutoff(list)
 	if p <= oldC {
 		// Only then can the row change the top N.
-		o.before = o.top(list, oldC, o.before[:0])
+		o.before = o.top(l, oldC, o.before[:0])
 	}
-	list = slices.Insert(list, p, int32(-k-1))
-	o.alive[k] = true
-	newC := o.cutoff(list)
-	if !o.cfg.Retracting && newC < len(list) {
-		for _, r := range list[newC:] {
-			o.unref(r)
-		}
-		list = list[:newC]
+	l.insert(at, ref, o.chunkMax)
+	newC := o.cutoff(l)
+	if !o.cfg.Retracting && newC < l.len() {
+		l.truncate(newC, o.unref)
 	}
-	part.rows = list
 	if p < newC {
-		o.after = o.top(list, newC, o.after[:0])
+		o.after = o.top(l, newC, o.after[:0])
 		rem, add := o.diff(o.before, o.after)
 		o.stats.PerRowOutputRows += int64(len(rem) + len(add))
 		o.markDirty(pid)
@@ -421,36 +420,38 @@ func (o *rankOp) insert(pid uint32, k int) {
 // partition pid: of the equal rows, the one ranked last.
 func (o *rankOp) retract(pid uint32, k int, kind arrowflow.RowKind) error {
 	part := &o.p[pid]
+	l := &part.rows
 	key := o.bkey(k)
-	list := part.rows
 	row := int(o.rows[k])
-	q := -1
-	for i := o.upper(list, key) - 1; i >= 0; i-- {
-		if !bytes.Equal(o.key(list[i]), key) {
+	var at rankPos
+	found := false
+	for p, ok := l.prev(l.search(o, key, true)); ok; p, ok = l.prev(p) {
+		ref := l.at(p)
+		if !bytes.Equal(o.key(ref), key) {
 			break
 		}
-		if o.equalRow(list[i], row) {
-			q = i
+		if o.equalRow(ref, row) {
+			at, found = p, true
 			break
 		}
 	}
-	if q < 0 {
+	if !found {
 		if o.ttl > 0 {
 			o.stats.IgnoredRetractions++
 			return nil
 		}
 		return o.errorf("row %d of a batch retracts (%s) a row its partition does not hold; the input changelog is inconsistent", row, kind)
 	}
-	oldC := o.cutoff(list)
+	oldC := o.cutoff(l)
+	q := l.index(at, oldC+1)
 	if q < oldC {
-		o.before = o.top(list, oldC, o.before[:0])
+		o.before = o.top(l, oldC, o.before[:0])
 	}
-	ref := list[q]
-	list = slices.Delete(list, q, q+1)
-	part.rows = list
+	ref := l.at(at)
+	l.delete(at)
 	o.unref(ref)
 	if q < oldC {
-		o.after = o.top(list, o.cutoff(list), o.after[:0])
+		o.after = o.top(l, o.cutoff(l), o.after[:0])
 		rem, add := o.diff(o.before, o.after)
 		o.stats.PerRowOutputRows += int64(len(rem) + len(add))
 		o.markDirty(pid)
@@ -458,9 +459,9 @@ func (o *rankOp) retract(pid uint32, k int, kind arrowflow.RowKind) error {
 	return nil
 }
 
-// storeSurvivors appends the batch's rows still referenced to the store
-// and replaces their references by row ids.
-func (o *rankOp) storeSurvivors(rec arrow.RecordBatch) error {
+// storeAlive appends the batch's rows marked alive to the store, and sets
+// newID[k] to the row id of the k-th row.
+func (o *rankOp) storeAlive(rec arrow.RecordBatch) error {
 	sel, hs := o.surv[:0], o.survHash[:0]
 	for k, a := range o.alive {
 		if a {
@@ -488,14 +489,6 @@ func (o *rankOp) storeSurvivors(rec arrow.RecordBatch) error {
 			o.keys = append(o.keys, o.bkey(k)...)
 			o.keyOff = append(o.keyOff, int64(len(o.keys)))
 			o.flags = append(o.flags, rankFlagCand)
-		}
-	}
-	for _, pid := range o.touched {
-		rows := o.p[pid].rows
-		for i, r := range rows {
-			if r < 0 {
-				rows[i] = o.newID[-r-1]
-			}
 		}
 	}
 	return nil
@@ -530,7 +523,7 @@ func (o *rankOp) flush(out arrowflow.Emitter) error {
 	for _, pid := range o.dirty {
 		part := &o.p[pid]
 		part.dirty = false
-		o.after = o.top(part.rows, o.cutoff(part.rows), o.after[:0])
+		o.after = o.top(&part.rows, o.cutoff(&part.rows), o.after[:0])
 		rem, add := o.diff(part.shown, o.after)
 		slices.SortFunc(rem, byRank)
 		slices.SortFunc(add, byRank)
@@ -634,9 +627,7 @@ func (o *rankOp) maybeCompact() error {
 	o.keys, o.keyOff, o.flags = keys, off, flags
 	for i := range o.p {
 		p := &o.p[i]
-		for j, r := range p.rows {
-			p.rows[j] = remap[r]
-		}
+		p.rows.each(func(r *int32) { *r = remap[*r] })
 		for j, s := range p.shown {
 			p.shown[j].ref = remap[s.ref]
 		}
@@ -693,17 +684,17 @@ func (o *rankOp) sweep(now int64) error {
 // Flink's state TTL does.
 func (o *rankOp) expire(pid uint32) {
 	p := &o.p[pid]
-	for _, r := range p.rows {
-		if o.flags[r] &^= rankFlagCand; o.flags[r] == 0 {
-			o.store.Delete(r)
+	p.rows.each(func(r *int32) {
+		if o.flags[*r] &^= rankFlagCand; o.flags[*r] == 0 {
+			o.store.Delete(*r)
 		}
-	}
+	})
 	for _, s := range p.shown {
 		if o.flags[s.ref] &^= rankFlagShown; o.flags[s.ref] == 0 {
 			o.store.Delete(s.ref)
 		}
 	}
-	p.rows, p.shown = nil, nil
+	p.rows, p.shown = rankList{}, nil
 	o.stats.ExpiredPartitions++
 	o.updateLive(pid)
 }
@@ -757,7 +748,7 @@ func (o *rankOp) RestoreState(r state.SnapshotReader) error {
 				part.stamp = o.seq
 				o.touched = append(o.touched, pid)
 			}
-			part.rows = append(part.rows, first+int32(k))
+			part.rows.push(first+int32(k), o.chunkMax)
 		}
 		return nil
 	})
@@ -770,15 +761,15 @@ func (o *rankOp) RestoreState(r state.SnapshotReader) error {
 		part := &o.p[pid]
 		// Ids are in arrival order within a partition (one old subtask
 		// held it): a stable sort keeps tied rows in that order.
-		slices.SortStableFunc(part.rows, func(a, b int32) int { return bytes.Compare(o.key(a), o.key(b)) })
-		c := o.cutoff(part.rows)
-		if !o.cfg.Retracting && c < len(part.rows) {
-			for _, r := range part.rows[c:] {
-				o.unref(r)
-			}
-			part.rows = part.rows[:c]
+		flat := part.rows.first(part.rows.len(), o.flat[:0])
+		slices.SortStableFunc(flat, func(a, b int32) int { return bytes.Compare(o.key(a), o.key(b)) })
+		part.rows.set(flat, o.chunkMax)
+		o.flat = flat
+		c := o.cutoff(&part.rows)
+		if !o.cfg.Retracting && c < part.rows.len() {
+			part.rows.truncate(c, o.unref)
 		}
-		part.shown = o.top(part.rows, c, part.shown[:0])
+		part.shown = o.top(&part.rows, c, part.shown[:0])
 		for _, s := range part.shown {
 			o.flags[s.ref] |= rankFlagShown
 		}
