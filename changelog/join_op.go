@@ -102,7 +102,7 @@ type joinScratch struct {
 func (o *joinOp) Open(info *arrowflow.TaskInfo) error {
 	c, err := o.cfg.compile()
 	if err != nil {
-		return fmt.Errorf("join %s: %w", info.Name, err)
+		return err // it starts with "join: "; the runtime names the node
 	}
 	o.c, o.info, o.mem, o.clock = c, info, info.Allocator, info.Clock
 	if o.mem == nil {
