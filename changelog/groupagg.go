@@ -25,9 +25,10 @@ import (
 // without periodic epochs still makes progress.
 //
 // The operator is keyed: put it behind arrowflow.KeyBy on all of Keys, in
-// order (snapshots assign groups to key groups by the hash of every key).
-// Without keys there is one global group, which belongs to subtask 0 on
-// restore: run it at parallelism 1.
+// order (snapshots assign groups to key groups by the hash of every key,
+// so a job restores into another parallelism). Without keys there is one
+// global group, which belongs to subtask 0 on restore: run it at
+// parallelism 1, or split it with Local and Final.
 type GroupAggregate struct {
 	// Input is the schema of the batches the operator receives.
 	Input *arrow.Schema

@@ -2,7 +2,6 @@ package changelog
 
 import (
 	"fmt"
-	"math"
 	"math/big"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -546,5 +545,3 @@ func (a *aggDecimal) slots(name string) []aggSlot {
 func (a *aggDecimal) sizeBytes() int64 {
 	return int64(cap(a.sum))*32 + int64(cap(a.nn))*8 + a.resultBytes()
 }
-
-var _ = math.MaxInt64

@@ -24,8 +24,9 @@ const aggMaxDirty = 64 << 10
 // Group ids come from table (on the key columns; a keyless aggregate has
 // the one group 0) and are never reused for another key: a group whose
 // rows were all retracted, or which expired, keeps its id, with its state
-// cleared, and the key's next row finds it again. keys holds the key tuple
-// of every group, at row id = group id.
+// cleared, and the key's next row finds it again; once such gone groups
+// outnumber the live ones, compactGroups renumbers the live ones. keys
+// holds the key tuple of every group, at row id = group id.
 type aggOp struct {
 	cfg   GroupAggregate
 	final bool // the final phase of a two-phase aggregate: input is partial rows

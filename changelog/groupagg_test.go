@@ -898,3 +898,35 @@ func TestGroupAggregateTwoPhase(t *testing.T) {
 		}
 	}
 }
+
+func TestGroupAggregateDecimalSumLeaves38Digits(t *testing.T) {
+	mem := testutil.CheckedAllocator(t)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: arrow.BinaryTypes.String},
+		{Name: "d", Type: &arrow.Decimal128Type{Precision: 38, Scale: 0}, Nullable: true},
+	}, nil)
+	cfg := GroupAggregate{Input: schema, Keys: []string{"k"}, Retracting: true, Aggs: []window.Agg{
+		{Func: kernels.AggSum, Args: []string{"d"}, Name: "s"}}}
+	op := aggOpen(t, mem, cfg, nil)
+	out := &aggCollector{}
+	big := "90000000000000000000000000000000000000" // 9e37
+	steps := []struct {
+		kind arrowflow.RowKind
+		want []string
+	}{
+		{arrowflow.Insert, []string{`+I["a" "` + big + `"]`}},
+		{arrowflow.Insert, []string{`-U["a" "` + big + `"]`, `+U["a" NULL]`}}, // 1.8e38 needs 39 digits
+		{arrowflow.Delete, []string{`-U["a" NULL]`, `+U["a" "` + big + `"]`}}, // and comes back
+	}
+	for i, st := range steps {
+		if err := aggFeed(t, mem, op, out, schema, []arrowflow.RowKind{st.kind}, []any{"a", big}); err != nil {
+			t.Fatal(err)
+		}
+		if err := op.(arrowflow.EpochFlusher).FlushEpoch(uint64(i), out); err != nil {
+			t.Fatal(err)
+		}
+		if got := out.take(); !slices.Equal(got, st.want) {
+			t.Fatalf("step %d: got %v, want %v", i, got, st.want)
+		}
+	}
+}
