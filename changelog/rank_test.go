@@ -108,7 +108,7 @@ func rankRefCompare(a, b any, desc, nullsFirst bool) int {
 		c = strings.Compare(x, b.(string))
 	case bool:
 		y := b.(bool)
-		c = cmp.Compare(btoi(x), btoi(y))
+		c = cmp.Compare(rankBtoi(x), rankBtoi(y))
 	case time.Time:
 		c = x.Compare(b.(time.Time))
 	case rankDec:
@@ -122,7 +122,7 @@ func rankRefCompare(a, b any, desc, nullsFirst bool) int {
 	return c
 }
 
-func btoi(b bool) int {
+func rankBtoi(b bool) int {
 	if b {
 		return 1
 	}
@@ -214,8 +214,8 @@ func rankReference(r Rank, rows []optest.Row, epoch int) [][]any {
 	return out
 }
 
-func asc(col string) window.OrderKey  { return window.OrderKey{Column: col} }
-func desc(col string) window.OrderKey { return window.OrderKey{Column: col, Desc: true} }
+func rankAsc(col string) window.OrderKey  { return window.OrderKey{Column: col} }
+func rankDesc(col string) window.OrderKey { return window.OrderKey{Column: col, Desc: true} }
 
 // TestRank runs Top-N, deduplication and their retracting forms through
 // the operator harness (parallelism 1, 2, 4, rescales 2->1, 2->4, 4->2,
@@ -234,40 +234,40 @@ func TestRank(t *testing.T) {
 		retract bool
 		parts   int
 	}{
-		{"rownumber/n1", with(func(r *Rank) { r.OrderBy, r.N = []window.OrderKey{asc("v"), asc("id")}, 1 }), false, 5},
+		{"rownumber/n1", with(func(r *Rank) { r.OrderBy, r.N = []window.OrderKey{rankAsc("v"), rankAsc("id")}, 1 }), false, 5},
 		{"rownumber/n3/desc/nullsfirst/rn", with(func(r *Rank) {
-			r.OrderBy = []window.OrderKey{{Column: "v", Desc: true, NullsFirst: true}, asc("id")}
+			r.OrderBy = []window.OrderKey{{Column: "v", Desc: true, NullsFirst: true}, rankAsc("id")}
 			r.N, r.RankColumn = 3, "rn"
 		}), false, 5},
-		{"rownumber/n3/ties-by-arrival/rn", with(func(r *Rank) { r.OrderBy, r.N, r.RankColumn = []window.OrderKey{asc("v")}, 3, "rn" }), false, 4},
+		{"rownumber/n3/ties-by-arrival/rn", with(func(r *Rank) { r.OrderBy, r.N, r.RankColumn = []window.OrderKey{rankAsc("v")}, 3, "rn" }), false, 4},
 		{"rownumber/n3/float/string", with(func(r *Rank) {
-			r.OrderBy, r.N = []window.OrderKey{asc("f"), desc("s"), desc("id")}, 3
+			r.OrderBy, r.N = []window.OrderKey{rankAsc("f"), rankDesc("s"), rankDesc("id")}, 3
 		}), false, 4},
-		{"rank/n1", with(func(r *Rank) { r.Func, r.OrderBy, r.N = RankWithGaps, []window.OrderKey{desc("v")}, 1 }), false, 5},
+		{"rank/n1", with(func(r *Rank) { r.Func, r.OrderBy, r.N = RankWithGaps, []window.OrderKey{rankDesc("v")}, 1 }), false, 5},
 		{"rank/n3/rn", with(func(r *Rank) {
-			r.Func, r.OrderBy, r.N, r.RankColumn = RankWithGaps, []window.OrderKey{asc("v")}, 3, "rn"
+			r.Func, r.OrderBy, r.N, r.RankColumn = RankWithGaps, []window.OrderKey{rankAsc("v")}, 3, "rn"
 		}), false, 4},
-		{"dense/n1", with(func(r *Rank) { r.Func, r.OrderBy, r.N = DenseRank, []window.OrderKey{asc("f")}, 1 }), false, 4},
+		{"dense/n1", with(func(r *Rank) { r.Func, r.OrderBy, r.N = DenseRank, []window.OrderKey{rankAsc("f")}, 1 }), false, 4},
 		{"dense/n3/rn", with(func(r *Rank) {
 			r.Func, r.OrderBy, r.N, r.RankColumn, r.chunkMax = DenseRank, []window.OrderKey{{Column: "s", Desc: true, NullsFirst: true}}, 3, "rn", 2
 		}), false, 4},
-		{"keepfirst", with(func(r *Rank) { r.OrderBy, r.N = []window.OrderKey{asc("id")}, 1 }), false, 6},
+		{"keepfirst", with(func(r *Rank) { r.OrderBy, r.N = []window.OrderKey{rankAsc("id")}, 1 }), false, 6},
 		{"proctime/keepfirst", with(func(r *Rank) { r.N = 1 }), false, 6},
 		{"proctime/rownumber/n2/rn", with(func(r *Rank) { r.N, r.RankColumn = 2, "rn" }), false, 4},
 		{"proctime/retract/n1", with(func(r *Rank) { r.N, r.Retracting = 1, true }), true, 4},
-		{"keeplast", with(func(r *Rank) { r.OrderBy, r.N = []window.OrderKey{desc("id")}, 1 }), false, 6},
-		{"retract/rownumber/n1", with(func(r *Rank) { r.OrderBy, r.N, r.Retracting = []window.OrderKey{desc("v"), asc("id")}, 1, true }), true, 4},
+		{"keeplast", with(func(r *Rank) { r.OrderBy, r.N = []window.OrderKey{rankDesc("id")}, 1 }), false, 6},
+		{"retract/rownumber/n1", with(func(r *Rank) { r.OrderBy, r.N, r.Retracting = []window.OrderKey{rankDesc("v"), rankAsc("id")}, 1, true }), true, 4},
 		{"retract/rownumber/n3/rn", with(func(r *Rank) {
-			r.OrderBy, r.N, r.RankColumn, r.Retracting = []window.OrderKey{asc("v"), desc("id")}, 3, "rn", true
+			r.OrderBy, r.N, r.RankColumn, r.Retracting = []window.OrderKey{rankAsc("v"), rankDesc("id")}, 3, "rn", true
 		}), true, 4},
 		{"retract/rownumber/n3/chunks", with(func(r *Rank) {
-			r.OrderBy, r.N, r.Retracting, r.chunkMax = []window.OrderKey{desc("s"), desc("id")}, 3, true, 2
+			r.OrderBy, r.N, r.Retracting, r.chunkMax = []window.OrderKey{rankDesc("s"), rankDesc("id")}, 3, true, 2
 		}), true, 2},
 		{"retract/rank/n3/rn", with(func(r *Rank) {
-			r.Func, r.OrderBy, r.N, r.RankColumn, r.Retracting, r.chunkMax = RankWithGaps, []window.OrderKey{asc("v")}, 3, "rn", true, 3
+			r.Func, r.OrderBy, r.N, r.RankColumn, r.Retracting, r.chunkMax = RankWithGaps, []window.OrderKey{rankAsc("v")}, 3, "rn", true, 3
 		}), true, 3},
 		{"retract/dense/n2", with(func(r *Rank) {
-			r.Func, r.OrderBy, r.N, r.Retracting, r.chunkMax = DenseRank, []window.OrderKey{desc("f")}, 2, true, 4
+			r.Func, r.OrderBy, r.N, r.Retracting, r.chunkMax = DenseRank, []window.OrderKey{rankDesc("f")}, 2, true, 4
 		}), true, 3},
 	}
 	for i, c := range cases {
@@ -292,7 +292,7 @@ func TestRank(t *testing.T) {
 // parallelism 1.
 func TestRankNoPartition(t *testing.T) {
 	for _, retract := range []bool{false, true} {
-		cfg := Rank{Input: rankTestSchema, OrderBy: []window.OrderKey{desc("v"), asc("id")}, N: 3, RankColumn: "rn", Retracting: retract}
+		cfg := Rank{Input: rankTestSchema, OrderBy: []window.OrderKey{rankDesc("v"), rankAsc("id")}, N: 3, RankColumn: "rn", Retracting: retract}
 		rows := rankGen(3, 200, 1, 3, retract)
 		t.Run(fmt.Sprintf("retract=%v", retract), func(t *testing.T) {
 			optest.Run(t, optest.Case{
@@ -311,7 +311,7 @@ func TestRankLarge(t *testing.T) {
 	configs := []optest.Config{{Parallelism: []int{1}, BatchSize: 1000}, {Parallelism: []int{2, 4}, BatchSize: 333, RandomSel: true}}
 	for _, retract := range []bool{false, true} {
 		cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, Func: RankWithGaps,
-			OrderBy: []window.OrderKey{asc("f"), desc("v")}, N: 2, RankColumn: "r", Retracting: retract, compactMin: 1, chunkMax: 8}
+			OrderBy: []window.OrderKey{rankAsc("f"), rankDesc("v")}, N: 2, RankColumn: "r", Retracting: retract, compactMin: 1, chunkMax: 8}
 		rows := rankGen(9, 12000, 40, 3, retract)
 		t.Run(fmt.Sprintf("retract=%v", retract), func(t *testing.T) {
 			optest.Run(t, optest.Case{
@@ -367,7 +367,7 @@ type rankHarness struct {
 	out *rankCollector
 }
 
-func newRankHarness(t *testing.T, cfg Rank, clock arrowflow.Clock) *rankHarness {
+func rankNewHarness(t *testing.T, cfg Rank, clock arrowflow.Clock) *rankHarness {
 	t.Helper()
 	mem := testutil.CheckedAllocator(t)
 	h := &rankHarness{t: t, mem: mem, op: cfg.Factory()(), out: &rankCollector{t: t}}
@@ -412,7 +412,7 @@ func (h *rankHarness) want(rows ...[]any) {
 func (h *rankHarness) stats() RankStats { return h.op.(RankStatsReporter).RankStats() }
 
 func TestRankValidate(t *testing.T) {
-	ok := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{asc("v")}, N: 1}
+	ok := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{rankAsc("v")}, N: 1}
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +425,7 @@ func TestRankValidate(t *testing.T) {
 		{"n0", func(r *Rank) { r.N = 0 }, "N must be at least 1"},
 		{"func", func(r *Rank) { r.Func = 7 }, "unknown ranking function"},
 		{"partition", func(r *Rank) { r.PartitionBy = []string{"nope"} }, `partition column "nope" not found`},
-		{"order", func(r *Rank) { r.OrderBy = []window.OrderKey{asc("nope")} }, `order column "nope" not found`},
+		{"order", func(r *Rank) { r.OrderBy = []window.OrderKey{rankAsc("nope")} }, `order column "nope" not found`},
 		{"rank column", func(r *Rank) { r.RankColumn = "id" }, `rank column "id" is already`},
 		{"ttl", func(r *Rank) { r.StateTTL = -time.Second }, "negative"},
 		{"order type", func(r *Rank) {
@@ -440,7 +440,7 @@ func TestRankValidate(t *testing.T) {
 			t.Errorf("%s: got %v, want an error containing %q", b.name, err, b.want)
 		}
 	}
-	s, err := Rank{Input: rankTestSchema, OrderBy: []window.OrderKey{asc("v")}, N: 2, RankColumn: "rn"}.OutputSchema()
+	s, err := Rank{Input: rankTestSchema, OrderBy: []window.OrderKey{rankAsc("v")}, N: 2, RankColumn: "rn"}.OutputSchema()
 	if err != nil || s.NumFields() != 6 || s.Field(5).Name != "rn" || s.Field(5).Type.ID() != arrow.INT64 {
 		t.Fatalf("output schema %v, %v", s, err)
 	}
@@ -465,7 +465,7 @@ func TestRankFuncNames(t *testing.T) {
 }
 
 func TestRankKeepFirstPredicate(t *testing.T) {
-	r := Rank{Input: rankTestSchema, OrderBy: []window.OrderKey{asc("id")}, N: 1}
+	r := Rank{Input: rankTestSchema, OrderBy: []window.OrderKey{rankAsc("id")}, N: 1}
 	if !r.KeepFirst() {
 		t.Fatal("ROW_NUMBER ORDER BY id ASC, N 1 is keep-first")
 	}
@@ -473,12 +473,12 @@ func TestRankKeepFirstPredicate(t *testing.T) {
 		t.Fatal("ROW_NUMBER without ORDER BY (processing time), N 1 is keep-first")
 	}
 	for name, f := range map[string]func(r *Rank){
-		"desc":       func(r *Rank) { r.OrderBy = []window.OrderKey{desc("id")} },
+		"desc":       func(r *Rank) { r.OrderBy = []window.OrderKey{rankDesc("id")} },
 		"n2":         func(r *Rank) { r.N = 2 },
 		"rank":       func(r *Rank) { r.Func = RankWithGaps },
 		"rn":         func(r *Rank) { r.RankColumn = "rn" },
 		"retracting": func(r *Rank) { r.Retracting = true },
-		"two keys":   func(r *Rank) { r.OrderBy = []window.OrderKey{asc("id"), asc("v")} },
+		"two keys":   func(r *Rank) { r.OrderBy = []window.OrderKey{rankAsc("id"), rankAsc("v")} },
 	} {
 		x := r
 		f(&x)
@@ -492,19 +492,19 @@ func TestRankKeepFirstPredicate(t *testing.T) {
 // is an error naming the row.
 func TestRankRetractionRefused(t *testing.T) {
 	for _, first := range []bool{false, true} {
-		cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{asc("id")}, N: 2}
+		cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{rankAsc("id")}, N: 2}
 		if first {
 			cfg.N = 1
 		}
-		h := newRankHarness(t, cfg, nil)
+		h := rankNewHarness(t, cfg, nil)
 		err := h.send([]arrowflow.RowKind{arrowflow.Insert, arrowflow.Delete}, []any{1, 1, "a", 1.0, 1}, []any{1, 1, "a", 1.0, 1})
 		if err == nil || !strings.Contains(err.Error(), "row 1") {
 			t.Errorf("keepfirst=%v: got %v", first, err)
 		}
 	}
 	// A retracting rank refuses the retraction of a row it never held.
-	cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{asc("id")}, N: 2, Retracting: true}
-	h := newRankHarness(t, cfg, nil)
+	cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{rankAsc("id")}, N: 2, Retracting: true}
+	h := rankNewHarness(t, cfg, nil)
 	if err := h.send([]arrowflow.RowKind{arrowflow.Delete}, []any{1, 1, "a", 1.0, 1}); err == nil || !strings.Contains(err.Error(), "does not hold") {
 		t.Errorf("retraction of an unknown row: got %v", err)
 	}
@@ -514,8 +514,8 @@ func TestRankRetractionRefused(t *testing.T) {
 // one change; PerRowOutputRows counts what per-row emission would have
 // sent.
 func TestRankFolding(t *testing.T) {
-	cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{desc("v")}, N: 1}
-	h := newRankHarness(t, cfg, nil)
+	cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{rankDesc("v")}, N: 1}
+	h := rankNewHarness(t, cfg, nil)
 	for v := 1; v <= 5; v++ {
 		if err := h.send(nil, []any{1, v, "a", 1.0, v}); err != nil {
 			t.Fatal(err)
@@ -549,8 +549,8 @@ func TestRankFolding(t *testing.T) {
 // partition is the smallest order value, ties in arrival order; later
 // batches never replace it.
 func TestRankKeepFirstBatch(t *testing.T) {
-	cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{asc("v")}, N: 1}
-	h := newRankHarness(t, cfg, nil)
+	cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{rankAsc("v")}, N: 1}
+	h := rankNewHarness(t, cfg, nil)
 	err := h.send(nil, []any{1, 5, "a", 1.0, 1}, []any{2, 3, "b", 1.0, 2}, []any{1, 2, "c", 1.0, 3}, []any{1, 2, "d", 1.0, 4}, []any{nil, 9, "e", 1.0, 5})
 	if err != nil {
 		t.Fatal(err)
@@ -573,11 +573,11 @@ func TestRankTTL(t *testing.T) {
 	for _, keepFirst := range []bool{false, true} {
 		t.Run(fmt.Sprintf("keepfirst=%v", keepFirst), func(t *testing.T) {
 			clock := &rankFakeClock{now: time.Unix(1000, 0)}
-			cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{asc("id")}, N: 1, StateTTL: time.Minute}
+			cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{rankAsc("id")}, N: 1, StateTTL: time.Minute}
 			if !keepFirst {
-				cfg.OrderBy = []window.OrderKey{asc("v"), asc("id")}
+				cfg.OrderBy = []window.OrderKey{rankAsc("v"), rankAsc("id")}
 			}
-			h := newRankHarness(t, cfg, clock)
+			h := rankNewHarness(t, cfg, clock)
 			if cfg.KeepFirst() != keepFirst {
 				t.Fatal("config")
 			}
@@ -611,8 +611,8 @@ func TestRankTTL(t *testing.T) {
 	// With a TTL, a retraction of a row that expired is ignored and
 	// counted.
 	clock := &rankFakeClock{now: time.Unix(0, 0)}
-	cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{asc("v")}, N: 1, StateTTL: time.Minute, Retracting: true}
-	h := newRankHarness(t, cfg, clock)
+	cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{rankAsc("v")}, N: 1, StateTTL: time.Minute, Retracting: true}
+	h := rankNewHarness(t, cfg, clock)
 	row := []any{1, 5, "a", 1.0, 1}
 	if err := h.send(nil, row); err != nil {
 		t.Fatal(err)
@@ -631,8 +631,8 @@ func TestRankTTL(t *testing.T) {
 // TestRankEarlyFlush: more than 64K changed partitions flush without
 // waiting for the epoch.
 func TestRankEarlyFlush(t *testing.T) {
-	cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{desc("v")}, N: 1}
-	h := newRankHarness(t, cfg, nil)
+	cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{rankDesc("v")}, N: 1}
+	h := rankNewHarness(t, cfg, nil)
 	n := rankMaxDirty + 10
 	rows := make([][]any, n)
 	for i := range rows {
@@ -655,8 +655,8 @@ func TestRankEarlyFlush(t *testing.T) {
 // TestRankSnapshotNeedsFlush: a snapshot of unflushed changes would lose
 // them; the runtime always flushes first.
 func TestRankSnapshotNeedsFlush(t *testing.T) {
-	cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{desc("v")}, N: 1}
-	h := newRankHarness(t, cfg, nil)
+	cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{rankDesc("v")}, N: 1}
+	h := rankNewHarness(t, cfg, nil)
 	if err := h.send(nil, []any{1, 1, "a", 1.0, 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -746,15 +746,15 @@ func TestRankTTLCompaction(t *testing.T) {
 		name string
 		cfg  Rank
 	}{
-		{"top2", Rank{OrderBy: []window.OrderKey{desc("v"), asc("id")}, N: 2, RankColumn: "rn"}},
-		{"retract/rank2", Rank{Func: RankWithGaps, OrderBy: []window.OrderKey{asc("v")}, N: 2, Retracting: true}},
-		{"keepfirst", Rank{OrderBy: []window.OrderKey{asc("id")}, N: 1}},
+		{"top2", Rank{OrderBy: []window.OrderKey{rankDesc("v"), rankAsc("id")}, N: 2, RankColumn: "rn"}},
+		{"retract/rank2", Rank{Func: RankWithGaps, OrderBy: []window.OrderKey{rankAsc("v")}, N: 2, Retracting: true}},
+		{"keepfirst", Rank{OrderBy: []window.OrderKey{rankAsc("id")}, N: 1}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := c.cfg
 			cfg.Input, cfg.PartitionBy, cfg.StateTTL, cfg.compactMin = rankTestSchema, []string{"k"}, time.Minute, 4
 			clock := &rankFakeClock{now: time.Unix(5000, 0)}
-			h := newRankHarness(t, cfg, clock)
+			h := rankNewHarness(t, cfg, clock)
 			rng := rand.New(rand.NewPCG(5, 5))
 			var all []optest.Row
 			id := 0

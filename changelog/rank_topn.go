@@ -68,23 +68,23 @@ type rankOp struct {
 	lastSweep int64
 
 	// scratch, reused
-	batch      arrow.RecordBatch // the batch being processed
-	alive      []bool            // its k-th row is referenced by a partition
-	newID      []int32
-	touched    []uint32
-	surv       []int32
-	survHash   []uint64
-	before     []rankShown
-	after      []rankShown
-	diffA      []rankShown
-	diffB      []rankShown
-	rem, add   []rankShown
-	outIDs     []int32
-	outKinds   []arrowflow.RowKind
-	outRanks   []int64
-	dropped    []int32
-	flat       []int32
-	chunkMax   int
+	batch    arrow.RecordBatch // the batch being processed
+	alive    []bool            // its k-th row is referenced by a partition
+	newID    []int32
+	touched  []uint32
+	surv     []int32
+	survHash []uint64
+	before   []rankShown
+	after    []rankShown
+	diffA    []rankShown
+	diffB    []rankShown
+	rem, add []rankShown
+	outIDs   []int32
+	outKinds []arrowflow.RowKind
+	outRanks []int64
+	dropped  []int32
+	flat     []int32
+	chunkMax int
 }
 
 func (o *rankOp) Open(info *arrowflow.TaskInfo) error {
