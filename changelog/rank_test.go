@@ -1,6 +1,7 @@
 package changelog
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"math"
@@ -715,18 +716,18 @@ func TestRankKeyOrder(t *testing.T) {
 					t.Fatalf("column %d not rankable", c)
 				}
 				keys, off, _ := rankEncodeKeys([]rankKeyCol{k}, rec, all, nil, nil, nil)
-				val := func(i int) any {
-					v := optest.Normalize(rows[i])[c]
-					if s, ok := v.(string); ok && schema.Field(c).Type.ID() == arrow.DECIMAL128 {
+				vals := make([]any, len(rows))
+				for i := range rows {
+					vals[i] = optest.Normalize(rows[i])[c]
+					if s, ok := vals[i].(string); ok && schema.Field(c).Type.ID() == arrow.DECIMAL128 {
 						r, _ := new(big.Rat).SetString(s)
-						return rankDec{r}
+						vals[i] = rankDec{r}
 					}
-					return v
 				}
 				for i := range rows {
 					for j := range rows {
-						got := strings.Compare(string(keys[off[i]:off[i+1]]), string(keys[off[j]:off[j+1]]))
-						a, b := val(i), val(j)
+						got := bytes.Compare(keys[off[i]:off[i+1]], keys[off[j]:off[j+1]])
+						a, b := vals[i], vals[j]
 						if want := rankRefCompare(a, b, d, nf); got != want {
 							t.Fatalf("column %s desc=%v nullsFirst=%v: %v vs %v: keys compare %d, want %d", schema.Field(c).Name, d, nf, a, b, got, want)
 						}
