@@ -71,6 +71,7 @@ type aggOp struct {
 	newSel         []int32
 	hashes         []uint64
 	args           []arrow.Array
+	keyCols        []arrow.Array
 	outRows        []aggOutRow
 	outKinds       []arrowflow.RowKind
 	outIDs         []rowstore.RowID
@@ -391,10 +392,11 @@ func (o *aggOp) settle() error {
 // findGroups writes the group of every selected row to gids, creating
 // groups (and storing their keys) for new key tuples.
 func (o *aggOp) findGroups(rec arrow.RecordBatch, keyIdx []int, sel []int32, gids []uint32) error {
-	cols := make([]arrow.Array, len(keyIdx))
-	for i, x := range keyIdx {
-		cols[i] = rec.Column(x)
+	cols := o.keyCols[:0]
+	for _, x := range keyIdx {
+		cols = append(cols, rec.Column(x))
 	}
+	o.keyCols = cols
 	if err := o.table.FindOrInsert(cols, sel, gids); err != nil {
 		return o.errorf("%w", err)
 	}
