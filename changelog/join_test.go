@@ -772,3 +772,20 @@ func TestJoinValueEq(t *testing.T) {
 		t.Error("list values compared")
 	}
 }
+
+// TestJoinConstantResidual checks a residual that reads no column: FALSE
+// pads every row of a FULL join, TRUE is the plain key join.
+func TestJoinConstantResidual(t *testing.T) {
+	for _, v := range []bool{false, true} {
+		j := joinBase(window.JoinFullOuter)
+		j.LeftColumns, j.RightColumns = []string{"k"}, []string{"v"}
+		j.Residual = kernels.Lit(v)
+		h := newJoinHarness(t, j, nil, nil)
+		h.send(joinLeft, joinRow(arrowflow.Insert, 1, 0, 5, "a"))
+		got := joinChanges(h.send(joinRight, joinRow(arrowflow.Insert, 1, "g", 3, 2.0)))
+		want := map[bool]string{false: `+I[NULL 2]`, true: `-D[1 NULL] +I[1 2]`}[v]
+		if got != want {
+			t.Errorf("residual %v: %q, want %q", v, got, want)
+		}
+	}
+}
