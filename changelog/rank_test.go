@@ -33,7 +33,8 @@ var rankTestSchema = arrow.NewSchema([]arrow.Field{
 
 // rankGen makes n input rows over parts partitions (and NULL), in epochs
 // epochs; with retract, about a third of the rows retract a live row
-// (-D, or -U followed by +U of a new version).
+// (-D, or -U followed by +U of a new version). One insert in ten
+// duplicates a live row exactly.
 func rankGen(seed uint64, n, parts, epochs int, retract bool) []optest.Row {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	strs := []string{"", "a", "ab", "b", "a\x00", "zz", "\x00"}
@@ -70,6 +71,9 @@ func rankGen(seed uint64, n, parts, epochs int, retract bool) []optest.Row {
 			continue
 		}
 		r := newRow()
+		if len(live) > 0 && rng.IntN(10) == 0 {
+			r = live[rng.IntN(len(live))] // an exact duplicate
+		}
 		live = append(live, r)
 		rows = append(rows, optest.Row{Kind: arrowflow.Insert, Values: r, Epoch: e})
 	}
