@@ -75,7 +75,9 @@ func ParseRankFunc(name string) (RankFunc, error) {
 // When KeepFirst holds (deduplication keeping the first row), the
 // operator keeps only a seen flag per partition and emits each
 // partition's first row once, as an insert, from the batch it arrives
-// in: the output is append-only.
+// in: the output is append-only. Deduplication keeping the last row
+// (ROW_NUMBER ... ORDER BY t DESC, N = 1) is a Top-1: of rows tied on t
+// the earlier stays, where Flink's keeps the later.
 //
 // Put the operator behind arrowflow.KeyBy on PartitionBy (in that order),
 // or run it at parallelism 1 without partitions. Rows are kept in a
@@ -87,11 +89,12 @@ type Rank struct {
 	// ranked separately (none: one partition).
 	PartitionBy []string
 	// OrderBy is the ranking, most significant column first. Integers,
-	// floats (NaN below every number, -0 equal to +0), decimals, booleans,
-	// strings, binaries, timestamps, dates, times and durations can be
-	// ranked. Rows tied on every column rank in arrival order; with no OrderBy
-	// every row is tied, which is the order of a processing-time
-	// attribute (ROW_NUMBER numbers rows as they arrive).
+	// floats (NaN below every number, -0 equal to +0), decimals,
+	// booleans, strings, binaries, timestamps, dates, times and durations
+	// can be ranked. Rows tied on every column rank in arrival order
+	// (earlier first); with no OrderBy every row is tied, which is the
+	// order of a processing-time attribute (ROW_NUMBER numbers rows as
+	// they arrive).
 	OrderBy []window.OrderKey
 	// Func is the ranking function.
 	Func RankFunc
