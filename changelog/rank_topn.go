@@ -399,14 +399,27 @@ func (o *rankOp) insert(pid uint32, k int) {
 		}
 		o.alive[k] = true
 	}
-	if p <= oldC {
+	// A candidates-only ROW_NUMBER without ranks out is its top N: a row
+	// that enters adds itself and, when the top was full, removes the
+	// last row, which is all a per-row emission would send.
+	simple := !o.cfg.Retracting && o.cfg.Func == RowNumber && o.cfg.RankColumn == ""
+	if p <= oldC && !simple {
 		// Only then can the row change the top N.
 		o.before = o.top(l, oldC, o.before[:0])
 	}
+	oldLen := l.len()
 	l.insert(at, ref, o.chunkMax)
 	newC := o.cutoff(l)
 	if !o.cfg.Retracting && newC < l.len() {
 		l.truncate(newC, o.unref)
+	}
+	if simple {
+		o.stats.PerRowOutputRows++
+		if oldLen == o.c.n {
+			o.stats.PerRowOutputRows++
+		}
+		o.markDirty(pid)
+		return
 	}
 	if p < newC {
 		o.after = o.top(l, newC, o.after[:0])
