@@ -112,6 +112,9 @@ type planner struct {
 	// stateTTL is SET 'table.exec.state.ttl' (0: state is kept forever),
 	// the state TTL of updating operators without a STATE_TTL hint.
 	stateTTL time.Duration
+	// aggPhases is SET 'table.optimizer.agg-phase-strategy' (AUTO,
+	// ONE_PHASE or TWO_PHASE; "" is AUTO).
+	aggPhases string
 }
 
 func newPlanner(ctx context.Context, opts Options) *planner {
@@ -251,6 +254,13 @@ func (p *planner) applySettings(job *Job) error {
 				return fmt.Errorf("SET 'table.exec.state.ttl' = '%s': want a duration such as '1 d' or '36 h' (0 keeps state forever)", v)
 			}
 			p.stateTTL = d
+		case "table.optimizer.agg-phase-strategy":
+			switch strings.ToUpper(strings.TrimSpace(v)) {
+			case "AUTO", "ONE_PHASE", "TWO_PHASE":
+				p.aggPhases = strings.ToUpper(strings.TrimSpace(v))
+			default:
+				return fmt.Errorf("SET 'table.optimizer.agg-phase-strategy' = '%s': want AUTO, ONE_PHASE or TWO_PHASE", v)
+			}
 		case "pipeline.name":
 			job.Name = v
 		case "execution.runtime-mode":

@@ -1,12 +1,14 @@
 package sql
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/changelog"
+	"github.com/weirflow/weir/window"
 )
 
 // groupAggregate plans GROUP BY without a window (and aggregates without
@@ -48,9 +50,18 @@ func (p *planner) groupAggregate(sel *Select, r *relation) (*relation, error) {
 	if err != nil {
 		return nil, semErrorf(sel.Pos, "%v", err)
 	}
-	node := p.keyed(p.nodeName("group-aggregate"), agg.Factory(), pre.node, ai.keyNames)
-	p.explainf("group aggregate keyed by %s: %d aggregates over %s input, parallelism %d, state TTL %s; emits %s",
-		keyList(keys), len(ai.aggs), modeName(r), node.Parallelism(), ttlName(ttl), arrowflow.Retract)
+	node, err := p.groupTwoPhase(agg, pre.node)
+	if err != nil {
+		return nil, semErrorf(sel.Pos, "%v", err)
+	}
+	if node != nil {
+		p.explainf("group aggregate keyed by %s in two phases: partial aggregates per epoch at parallelism %d (append-only), merged keyed at parallelism %d; %d aggregates over %s input, state TTL %s; emits %s",
+			keyList(keys), pre.node.Parallelism(), node.Parallelism(), len(ai.aggs), modeName(r), ttlName(ttl), arrowflow.Retract)
+	} else {
+		node = p.keyed(p.nodeName("group-aggregate"), agg.Factory(), pre.node, ai.keyNames)
+		p.explainf("group aggregate keyed by %s: %d aggregates over %s input, parallelism %d, state TTL %s; emits %s",
+			keyList(keys), len(ai.aggs), modeName(r), node.Parallelism(), ttlName(ttl), arrowflow.Retract)
+	}
 	out := &relation{node: node, schema: outSchema}
 	tmpl := aggOutputKeys(out, sc, keys, ai.keyNames, ai.aggCols)
 	for _, f := range ai.calls {
@@ -64,6 +75,33 @@ func (p *planner) groupAggregate(sel *Select, r *relation) (*relation, error) {
 		}
 	}
 	return p.project(out, sel.Items, "select", tmpl)
+}
+
+// groupTwoPhase plans a GROUP BY in two phases (Flink's local-global
+// aggregation) and returns the final phase's node, or nil for one phase.
+// SET 'table.optimizer.agg-phase-strategy' decides, as in Flink: AUTO (the
+// default) splits an aggregate without keys whose input runs at more than
+// one subtask (otherwise one subtask would see every row), TWO_PHASE
+// splits keyed ones too (for skewed keys: each subtask folds its rows of a
+// hot key into one partial row per epoch before the exchange), ONE_PHASE
+// never splits. Aggregates without a two-phase form (COUNT DISTINCT, MIN
+// and MAX over updating input) are computed in one phase.
+func (p *planner) groupTwoPhase(agg changelog.GroupAggregate, in *arrowflow.Node) (*arrowflow.Node, error) {
+	switch {
+	case p.aggPhases == "ONE_PHASE", in.Parallelism() < 2:
+		return nil, nil
+	case len(agg.Keys) > 0 && p.aggPhases != "TWO_PHASE":
+		return nil, nil
+	}
+	final, err := agg.Final()
+	if errors.Is(err, window.ErrTwoPhaseUnsupported) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	local := p.g.Operator(p.nodeName("group-aggregate-partial"), agg.Local().Factory(), in.Parallelism(), arrowflow.Forward(in))
+	return p.keyed(p.nodeName("group-aggregate"), final.Factory(), local, agg.Keys), nil
 }
 
 // selectDistinct plans SELECT DISTINCT as Flink does: a GROUP BY of every

@@ -81,6 +81,36 @@ func TestUpdatingQueries(t *testing.T) {
 			},
 		},
 		{
+			name: "keyless aggregate in two phases",
+			sink: "CREATE TABLE out (n BIGINT, s BIGINT, mx BIGINT, a DOUBLE) WITH ('connector' = 'blackhole');",
+			body: "INSERT INTO out SELECT COUNT(*), SUM(price), MAX(price), AVG(price) FROM bid WHERE price < 100000;",
+			want: func() []string {
+				n, s, mx := 0, int64(0), int64(0)
+				for _, b := range bids {
+					if b.price < 100000 {
+						n, s, mx = n+1, s+b.price, max(mx, b.price)
+					}
+				}
+				return []string{fmtRow(n, s, mx, float64(s)/float64(n))}
+			},
+		},
+		{
+			name: "keyed aggregate in two phases",
+			sink: "SET 'table.optimizer.agg-phase-strategy' = 'TWO_PHASE';\nCREATE TABLE out (bidder BIGINT, n BIGINT, s BIGINT) WITH ('connector' = 'blackhole');",
+			body: "INSERT INTO out SELECT bidder, COUNT(*), SUM(price) FROM bid GROUP BY bidder;",
+			want: func() []string {
+				var out []string
+				for bidder, bs := range perBidder() {
+					s := int64(0)
+					for _, b := range bs {
+						s += b.price
+					}
+					out = append(out, fmtRow(bidder, len(bs), s))
+				}
+				return out
+			},
+		},
+		{
 			name: "distinct",
 			sink: "CREATE TABLE out (a BIGINT, channel VARCHAR) WITH ('connector' = 'blackhole');",
 			body: "INSERT INTO out SELECT DISTINCT auction % 7, channel FROM bid WHERE price < 100000;",
