@@ -100,14 +100,16 @@ func (p *planner) rank(q rankQuery) (*relation, error) {
 	if proctimeFirst && (cfg.Func != changelog.RowNumber || q.n != 1) {
 		return nil, semErrorf(q.over.Pos, "a ranking by processing time must be ROW_NUMBER() ... = 1 (deduplication)")
 	}
+	constRank := false // deduplication: the row number is always 1
 	if rankReferenced(q) {
-		cfg.RankColumn = "rownum$"
+		if proctimeFirst {
+			constRank = true
+		} else {
+			cfg.RankColumn = "rownum$"
+		}
 	}
 	in := sc.extract(r)
 	cfg.Input = in.schema
-	if proctimeFirst && cfg.RankColumn != "" {
-		return nil, semErrorf(q.over.Pos, "deduplication by processing time cannot output %s", q.rowNumber)
-	}
 	if err := cfg.Validate(); err != nil {
 		return nil, semErrorf(q.over.Pos, "%v", err)
 	}
@@ -140,6 +142,10 @@ func (p *planner) rank(q rankQuery) (*relation, error) {
 	if cfg.RankColumn != "" {
 		out.cols = append(out.cols, column{name: cfg.RankColumn, phys: cfg.RankColumn, typ: fieldType(outSchema, cfg.RankColumn), hidden: true})
 		items = append(items, &SelectItem{Pos: q.over.Pos, Expr: &Ref{Pos: q.over.Pos, Parts: []*Ident{{Name: cfg.RankColumn}}}, Alias: &Ident{Name: q.rowNumber}})
+	}
+	if constRank {
+		one := &Cast{Pos: q.over.Pos, Expr: &Literal{Pos: q.over.Pos, Kind: LitInteger, Value: "1"}, Type: &DataType{Name: "BIGINT"}}
+		items = append(items, &SelectItem{Pos: q.over.Pos, Expr: one, Alias: &Ident{Name: q.rowNumber}})
 	}
 	if mode != arrowflow.AppendOnly {
 		updatingRelation(out, fmt.Sprintf("the %s at %s (a %s)", q.over.Name, q.over.Pos, what), nil)

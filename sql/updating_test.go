@@ -259,3 +259,39 @@ func rankRef(bids []testBid, key func(testBid) int64, dense bool, n int) []strin
 	}
 	return out
 }
+
+// ROW_NUMBER() ... ORDER BY a processing-time attribute = 1 keeps each
+// key's first row to arrive, append-only (which row arrives first
+// depends on the run): one row per bidder, each one of its bids, and the
+// row number column, always 1.
+func TestDeduplicateByProcessingTime(t *testing.T) {
+	bids, _ := readNexmark(t)
+	own := map[string]bool{}
+	bidders := map[int64]bool{}
+	for _, b := range bids {
+		own[fmtRow(b.bidder, b.auction, b.price)] = true
+		bidders[b.bidder] = true
+	}
+	for _, par := range []int{1, 2, 4} {
+		t.Run(fmt.Sprintf("p%d", par), func(t *testing.T) {
+			got := runScript(t, `CREATE TABLE out (bidder BIGINT, auction BIGINT, price BIGINT, rn BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO out SELECT bidder, auction, price, rn FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY bidder ORDER BY pt) AS rn FROM (SELECT *, PROCTIME() AS pt FROM bid))
+WHERE rn = 1;`, "out", par)
+			if len(got) != len(bidders) {
+				t.Fatalf("%d rows, %d bidders", len(got), len(bidders))
+			}
+			seen := map[string]bool{}
+			for _, r := range got {
+				var bidder, auction, price, rn int64
+				if _, err := fmt.Sscanf(r, "%d | %d | %d | %d", &bidder, &auction, &price, &rn); err != nil {
+					t.Fatalf("row %q: %v", r, err)
+				}
+				if !own[fmtRow(bidder, auction, price)] || rn != 1 || seen[fmt.Sprint(bidder)] {
+					t.Fatalf("row %q is not one first bid of its bidder", r)
+				}
+				seen[fmt.Sprint(bidder)] = true
+			}
+		})
+	}
+}
