@@ -305,6 +305,8 @@ func TestRankNoPartition(t *testing.T) {
 				Factory: cfg.Factory(),
 				Inputs:  []optest.Input{{Schema: rankTestSchema, Rows: rows}},
 				Want:    func(e int) [][]any { return rankReference(cfg, rows, e) },
+				// Watermarks pass through (the harness checks their order).
+				Watermark: func(e int) (arrowflow.EventTime, bool) { return arrowflow.EventTime(e * 1000), e != 1 },
 			})
 		})
 	}
