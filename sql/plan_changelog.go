@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/format"
 )
 
 // updatingInputError refuses an operator that takes append-only input only
@@ -39,14 +40,39 @@ func partitionsByWindow(f *FuncCall) bool {
 // described by by, with upsert key key (nil when unknown).
 func updatingRelation(r *relation, by string, key []string) *relation {
 	r.mode, r.updatedBy, r.upsertKey = arrowflow.Retract, by, key
-	r.node.SetChangelogMode(arrowflow.Retract)
+	if r.node != nil { // unit tests check sinks with relations of no plan
+		r.node.SetChangelogMode(arrowflow.Retract)
+	}
 	return r
 }
 
 // changelogSinks are the connectors whose sinks take every row kind:
-// print shows each row's kind, blackhole drops everything. The upsert and
-// CDC sinks (upsert-kafka, Iceberg upserts) are not here yet.
+// print shows each row's kind, blackhole drops everything. A Kafka table
+// takes them too when its format carries changes (see sinkTakesChanges).
+// The upsert sinks (upsert-kafka, Iceberg upserts) are not here yet.
 var changelogSinks = map[string]bool{"print": true, "blackhole": true}
+
+// sinkTakesChanges reports whether table t's sink writes every row kind:
+// a changelog connector, or a Kafka table whose 'format' (or
+// 'value.format') carries changes (debezium-json, format.CarriesChanges).
+// The filesystem sink writes its formats' rows only, so debezium-json is
+// not one of its formats.
+func sinkTakesChanges(t *tableDef) bool {
+	if changelogSinks[t.connector] {
+		return true
+	}
+	if t.connector != "kafka" || t.opts == nil {
+		return false
+	}
+	// Peek without marking the options used: the sink reads them when it
+	// is opened, and formatOptions refuses 'format' and 'value.format'
+	// that differ.
+	name := t.opts.m["value.format"]
+	if name == "" {
+		name = t.opts.m["format"]
+	}
+	return format.CarriesChanges(name)
+}
 
 // checkSinkTakesChanges refuses, at plan time, an updating query into a
 // sink that can only append, naming the operator that makes it updating.
@@ -54,7 +80,7 @@ var changelogSinks = map[string]bool{"print": true, "blackhole": true}
 // row kinds on its batches and is trusted to handle them.
 func (p *planner) checkSinkTakesChanges(ins *Insert, t *tableDef, r *relation) error {
 	_, supplied := p.opts.Sinks[t.name]
-	if !r.updating() || changelogSinks[t.connector] || supplied {
+	if !r.updating() || supplied || sinkTakesChanges(t) {
 		return nil
 	}
 	by := r.updatedBy
@@ -62,5 +88,5 @@ func (p *planner) checkSinkTakesChanges(ins *Insert, t *tableDef, r *relation) e
 		by = "an updating operator"
 	}
 	return hinted(semErrorf(ins.Pos, "table %s (%s connector) can only append rows, but %s updates its results", t.name, t.connector, by),
-		"write to a sink that takes updates (print, blackhole), or make the query append-only with a window (TUMBLE, HOP, SESSION, CUMULATE)")
+		"write to a sink that takes updates (print, blackhole, or kafka with 'format' = 'debezium-json'), or make the query append-only with a window (TUMBLE, HOP, SESSION, CUMULATE)")
 }
