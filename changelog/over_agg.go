@@ -374,7 +374,9 @@ type overValuer[T any] interface {
 }
 
 func overOrdered[A overValuer[T], T cmp.Ordered]() overCmp {
-	return func(a arrow.Array, i int, b arrow.Array, j int) int { return cmp.Compare(a.(A).Value(i), b.(A).Value(j)) }
+	return func(a arrow.Array, i int, b arrow.Array, j int) int {
+		return cmp.Compare(a.(A).Value(i), b.(A).Value(j))
+	}
 }
 
 func overFloat[A overValuer[T], T float32 | float64]() overCmp {
