@@ -862,3 +862,46 @@ func checkChoices[R any](got []string, want []R, format func(R) string, group fu
 	}
 	return fmt.Errorf("%d rows, the answer has %d groups: %s%s", len(got), len(order), strings.Join(errs, "; "), more)
 }
+
+// ---- q23 ------------------------------------------------------------------
+
+// Q23Row is a row of nexmark_q23: a bid's columns, its bidder's (the
+// person) and an auction the bidder sells.
+type Q23Row struct {
+	Bidder, Price          int64
+	Channel, URL, BidExtra string
+	Person                 PersonRow
+	Auction                AuctionRow
+}
+
+// Values returns the row's columns in the sink's order.
+func (r Q23Row) Values() []any {
+	p, a := r.Person, r.Auction
+	return []any{r.Bidder, r.Price, r.Channel, r.URL, r.BidExtra,
+		p.ID, p.Name, p.EmailAddress, p.CreditCard, p.City, p.State, p.Extra,
+		a.ItemName, a.Description, a.InitialBid, a.Reserve, a.DateTime, a.Expires, a.Seller, a.Category, a.Extra}
+}
+
+// Q23 is q23's answer, a multi-way inner join: each bid with each person
+// whose id is the bidder and each auction whose seller is the bidder (one
+// row per matching triple). In bid order.
+func Q23(t Tables) []Q23Row {
+	persons := map[int64][]int{}
+	for i, p := range t.Persons {
+		persons[p.ID] = append(persons[p.ID], i)
+	}
+	sells := map[int64][]int{}
+	for i, a := range t.Auctions {
+		sells[a.Seller] = append(sells[a.Seller], i)
+	}
+	var out []Q23Row
+	for _, b := range t.Bids {
+		for _, pi := range persons[b.Bidder] {
+			for _, ai := range sells[b.Bidder] {
+				out = append(out, Q23Row{Bidder: b.Bidder, Price: b.Price, Channel: b.Channel, URL: b.URL,
+					BidExtra: b.Extra, Person: t.Persons[pi], Auction: t.Auctions[ai]})
+			}
+		}
+	}
+	return out
+}
