@@ -72,10 +72,11 @@ func ParseRankFunc(name string) (RankFunc, error) {
 // partitions flush early. With RankColumn, a row whose rank changed is a
 // removed and an added row.
 //
-// When KeepFirst holds (deduplication keeping the first row), the
-// operator keeps only a seen flag per partition and emits each
+// When KeepFirst holds (deduplication keeping the first row to arrive),
+// the operator keeps only a seen flag per partition and emits each
 // partition's first row once, as an insert, from the batch it arrives
-// in: the output is append-only. Deduplication keeping the last row
+// in: the output is append-only. Deduplication keeping the earliest row
+// by an event time is a Top-1 ORDER BY t ASC, and keeping the last row
 // (ROW_NUMBER ... ORDER BY t DESC, N = 1) is a Top-1: of rows tied on t
 // the earlier stays, where Flink's keeps the later.
 //
@@ -155,11 +156,14 @@ type RankStatsReporter interface {
 
 // KeepFirst reports whether the configuration is a deduplication keeping
 // the first row of each partition: ROW_NUMBER, N = 1, no RankColumn, not
-// Retracting, and one ascending ORDER BY column (an event time) or none
-// (processing time: arrival order). Its output is append-only.
+// Retracting, and no ORDER BY column: the order is arrival order
+// (processing time). Its output is append-only. With an ORDER BY column
+// (an event time ascending) a row arriving later may rank before the one
+// emitted (rows of several splits interleave), so that deduplication
+// takes the general, updating path, as Flink's event-time deduplication
+// updates its result.
 func (r Rank) KeepFirst() bool {
-	return r.Func == RowNumber && r.N == 1 && r.RankColumn == "" && !r.Retracting &&
-		(len(r.OrderBy) == 0 || len(r.OrderBy) == 1 && !r.OrderBy[0].Desc)
+	return r.Func == RowNumber && r.N == 1 && r.RankColumn == "" && !r.Retracting && len(r.OrderBy) == 0
 }
 
 // Validate checks the configuration against its input schema.

@@ -110,7 +110,7 @@ var rankBenchCases = []struct {
 	{"top3", Rank{PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{{Column: "v", Desc: true}}, N: 3}, false},
 	{"top3-rownum", Rank{PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{{Column: "v", Desc: true}}, N: 3, RankColumn: "rn"}, false},
 	{"keeplast", Rank{PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{{Column: "id", Desc: true}}, N: 1}, false},
-	{"keepfirst", Rank{PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{{Column: "id"}}, N: 1}, false},
+	{"keepfirst", Rank{PartitionBy: []string{"k"}, N: 1}, false},
 	{"retract-top3", Rank{PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{{Column: "v", Desc: true}}, N: 3, Retracting: true}, true},
 }
 
@@ -167,11 +167,13 @@ func BenchmarkRankReference(b *testing.B) {
 				d := rankBenchGen(parts, c.retract)
 				defer d.release()
 				n := int(c.cfg.N)
-				col := d.v
-				if c.cfg.OrderBy[0].Column == "id" {
-					col = d.id
+				col, desc := d.id, false // no ORDER BY: arrival order
+				if len(c.cfg.OrderBy) > 0 {
+					if c.cfg.OrderBy[0].Column == "v" {
+						col = d.v
+					}
+					desc = c.cfg.OrderBy[0].Desc
 				}
-				desc := c.cfg.OrderBy[0].Desc
 				// less: row i ranks before row j (ties by arrival: index).
 				less := func(i, j int32) int {
 					x := cmp.Compare(col[i], col[j])

@@ -1,7 +1,6 @@
 package changelog
 
 import (
-	"bytes"
 	"cmp"
 	"slices"
 
@@ -12,20 +11,14 @@ import (
 	"github.com/weirflow/weir/state"
 )
 
-// rankFirstOp is one subtask of a keep-first deduplication (Rank.KeepFirst):
-// it emits the first row of each partition, once, from the batch it
-// arrives in, and holds only a seen flag per partition. Among a batch's
-// rows of a partition not seen yet, the first is the one with the
-// smallest order value, ties in arrival order: for a processing-time
-// order the first to arrive, for an event-time order the earliest of the
-// batch (Flink keeps the smallest rowtime, updating a row already emitted;
-// this operator's output is append-only, so a later batch never replaces
-// it).
+// rankFirstOp is one subtask of a keep-first deduplication (Rank.KeepFirst,
+// no ORDER BY): it emits the first row to arrive in each partition, once,
+// from the batch it arrives in, and holds only a seen flag per partition.
 type rankFirstOp struct {
 	rankBase
 	seen   []bool  // by partition id
 	access []int64 // by partition id, with a TTL
-	best   []int32 // by partition id: the batch's best row so far, or -1
+	best   []int32 // by partition id: the batch's first row, or -1
 	nseen  int
 
 	lastSweep int64
@@ -109,11 +102,9 @@ func (o *rankFirstOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitt
 		if o.seen[pid] {
 			continue
 		}
-		if bk := o.best[pid]; bk < 0 {
+		if o.best[pid] < 0 {
 			o.best[pid] = int32(k)
 			o.touched = append(o.touched, pid)
-		} else if bytes.Compare(o.bkey(k), o.bkey(int(bk))) < 0 {
-			o.best[pid] = int32(k)
 		}
 	}
 	sel := o.out[:0]

@@ -256,7 +256,7 @@ func TestRank(t *testing.T) {
 		{"dense/n3/rn", with(func(r *Rank) {
 			r.Func, r.OrderBy, r.N, r.RankColumn, r.chunkMax = DenseRank, []window.OrderKey{{Column: "s", Desc: true, NullsFirst: true}}, 3, "rn", 2
 		}), false, 4},
-		{"keepfirst", with(func(r *Rank) { r.OrderBy, r.N = []window.OrderKey{rankAsc("id")}, 1 }), false, 6},
+		{"eventtime-first", with(func(r *Rank) { r.OrderBy, r.N = []window.OrderKey{rankAsc("id")}, 1 }), false, 6},
 		{"proctime/keepfirst", with(func(r *Rank) { r.N = 1 }), false, 6},
 		{"proctime/rownumber/n2/rn", with(func(r *Rank) { r.N, r.RankColumn = 2, "rn" }), false, 4},
 		{"proctime/retract/n1", with(func(r *Rank) { r.N, r.Retracting = 1, true }), true, 4},
@@ -472,14 +472,12 @@ func TestRankFuncNames(t *testing.T) {
 }
 
 func TestRankKeepFirstPredicate(t *testing.T) {
-	r := Rank{Input: rankTestSchema, OrderBy: []window.OrderKey{rankAsc("id")}, N: 1}
+	r := Rank{Input: rankTestSchema, N: 1}
 	if !r.KeepFirst() {
-		t.Fatal("ROW_NUMBER ORDER BY id ASC, N 1 is keep-first")
-	}
-	if proctime := (Rank{Input: rankTestSchema, N: 1}); !proctime.KeepFirst() {
 		t.Fatal("ROW_NUMBER without ORDER BY (processing time), N 1 is keep-first")
 	}
 	for name, f := range map[string]func(r *Rank){
+		"asc":        func(r *Rank) { r.OrderBy = []window.OrderKey{rankAsc("id")} },
 		"desc":       func(r *Rank) { r.OrderBy = []window.OrderKey{rankDesc("id")} },
 		"n2":         func(r *Rank) { r.N = 2 },
 		"rank":       func(r *Rank) { r.Func = RankWithGaps },
@@ -501,7 +499,7 @@ func TestRankRetractionRefused(t *testing.T) {
 	for _, first := range []bool{false, true} {
 		cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{rankAsc("id")}, N: 2}
 		if first {
-			cfg.N = 1
+			cfg.N, cfg.OrderBy = 1, nil
 		}
 		h := rankNewHarness(t, cfg, nil)
 		err := h.send([]arrowflow.RowKind{arrowflow.Insert, arrowflow.Delete}, []any{1, 1, "a", 1.0, 1}, []any{1, 1, "a", 1.0, 1})
@@ -552,26 +550,51 @@ func TestRankFolding(t *testing.T) {
 	}
 }
 
-// TestRankKeepFirstBatch: within a batch the first row of a new
-// partition is the smallest order value, ties in arrival order; later
-// batches never replace it.
-func TestRankKeepFirstBatch(t *testing.T) {
-	cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{rankAsc("v")}, N: 1}
-	h := rankNewHarness(t, cfg, nil)
-	err := h.send(nil, []any{1, 5, "a", 1.0, 1}, []any{2, 3, "b", 1.0, 2}, []any{1, 2, "c", 1.0, 3}, []any{1, 2, "d", 1.0, 4}, []any{nil, 9, "e", 1.0, 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.send(nil, []any{1, 0, "f", 1.0, 6}, []any{3, 1, "g", 1.0, 7}); err != nil {
-		t.Fatal(err)
-	}
-	h.want([]any{1, 2, "c", 1.0, 3}, []any{2, 3, "b", 1.0, 2}, []any{nil, 9, "e", 1.0, 5}, []any{3, 1, "g", 1.0, 7})
-	if s := h.stats(); s.InputRows != 7 || s.OutputRows != 4 || s.Partitions != 4 {
-		t.Fatalf("stats %+v", s)
-	}
-	if err := h.op.Finish(h.out); err != nil || h.out.table.Len() != 4 {
-		t.Fatalf("finish: %v", err)
-	}
+// TestRankDedupFirst: without ORDER BY (processing time) the first row
+// to arrive in each partition goes out at once, as an insert, and is
+// never replaced; ordered by an event time, the first row is the
+// smallest, updated when a smaller one arrives later (ties: the earlier
+// row).
+func TestRankDedupFirst(t *testing.T) {
+	t.Run("proctime", func(t *testing.T) {
+		cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, N: 1}
+		h := rankNewHarness(t, cfg, nil)
+		err := h.send(nil, []any{1, 5, "a", 1.0, 1}, []any{2, 3, "b", 1.0, 2}, []any{1, 2, "c", 1.0, 3}, []any{nil, 9, "e", 1.0, 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.send(nil, []any{1, 0, "f", 1.0, 6}, []any{3, 1, "g", 1.0, 7}); err != nil {
+			t.Fatal(err)
+		}
+		// Emitted from ProcessBatch, without a flush.
+		h.want([]any{1, 5, "a", 1.0, 1}, []any{2, 3, "b", 1.0, 2}, []any{nil, 9, "e", 1.0, 5}, []any{3, 1, "g", 1.0, 7})
+		for _, c := range h.out.changes {
+			if c.Kind != arrowflow.Insert {
+				t.Fatalf("change %s", c)
+			}
+		}
+		if s := h.stats(); s.InputRows != 6 || s.OutputRows != 4 || s.Partitions != 4 {
+			t.Fatalf("stats %+v", s)
+		}
+		if err := h.op.Finish(h.out); err != nil || h.out.table.Len() != 4 {
+			t.Fatalf("finish: %v", err)
+		}
+	})
+	t.Run("eventtime", func(t *testing.T) {
+		cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{rankAsc("v")}, N: 1}
+		h := rankNewHarness(t, cfg, nil)
+		err := h.send(nil, []any{1, 5, "a", 1.0, 1}, []any{2, 3, "b", 1.0, 2}, []any{1, 2, "c", 1.0, 3}, []any{1, 2, "d", 1.0, 4}, []any{nil, 9, "e", 1.0, 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.flush()
+		h.want([]any{1, 2, "c", 1.0, 3}, []any{2, 3, "b", 1.0, 2}, []any{nil, 9, "e", 1.0, 5})
+		if err := h.send(nil, []any{1, 0, "f", 1.0, 6}, []any{3, 1, "g", 1.0, 7}, []any{2, 3, "h", 1.0, 8}); err != nil {
+			t.Fatal(err)
+		}
+		h.flush()
+		h.want([]any{1, 0, "f", 1.0, 6}, []any{2, 3, "b", 1.0, 2}, []any{nil, 9, "e", 1.0, 5}, []any{3, 1, "g", 1.0, 7})
+	})
 }
 
 // TestRankTTL: a partition no row reached for the TTL is dropped without
@@ -580,7 +603,7 @@ func TestRankTTL(t *testing.T) {
 	for _, keepFirst := range []bool{false, true} {
 		t.Run(fmt.Sprintf("keepfirst=%v", keepFirst), func(t *testing.T) {
 			clock := &rankFakeClock{now: time.Unix(1000, 0)}
-			cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{rankAsc("id")}, N: 1, StateTTL: time.Minute}
+			cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, N: 1, StateTTL: time.Minute}
 			if !keepFirst {
 				cfg.OrderBy = []window.OrderKey{rankAsc("v"), rankAsc("id")}
 			}
@@ -755,7 +778,7 @@ func TestRankTTLCompaction(t *testing.T) {
 	}{
 		{"top2", Rank{OrderBy: []window.OrderKey{rankDesc("v"), rankAsc("id")}, N: 2, RankColumn: "rn"}},
 		{"retract/rank2", Rank{Func: RankWithGaps, OrderBy: []window.OrderKey{rankAsc("v")}, N: 2, Retracting: true}},
-		{"keepfirst", Rank{OrderBy: []window.OrderKey{rankAsc("id")}, N: 1}},
+		{"keepfirst", Rank{N: 1}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := c.cfg
