@@ -81,6 +81,12 @@ func TestNexmarkSuiteUpdatingFiles(t *testing.T) {
 		for _, par := range []int{1, 2, 4} {
 			for _, splits := range []int{1, 8} {
 				for _, q := range updatingSuiteQueries {
+					if q == "q23" && (rate != 10000 || splits != 8) {
+						// Its multi-way join emits ~55K wide rows per run,
+						// mostly test overhead (formatting, materializing):
+						// one rate and split count, at every parallelism.
+						continue
+					}
 					t.Run(fmt.Sprintf("%s/r%d/p%d/s%d", q, rate, par, splits), func(t *testing.T) {
 						got, src := suiteRows(t, q, par, rate, splits)
 						if _, ok := tables[rate]; !ok {
