@@ -619,6 +619,11 @@ func kafkaSink(ctx context.Context, s sinkSpec) (arrowflow.Sink, error) {
 		ko.KeyColumns = splitList(v, ";")
 	}
 	if kf, ok := o.get("key.format"); ok {
+		if format.CarriesChanges(kf) {
+			// As Flink: the change goes in the value; a key is the
+			// key columns' values.
+			return nil, hinted(o.errorf("key.format", "%s writes changes, not a key; the value format carries the row kinds", kf), "use 'key.format' = 'json' or 'raw'")
+		}
 		var keyCols []arrow.Field
 		for _, c := range ko.KeyColumns {
 			idx := s.schema.FieldIndices(c)
