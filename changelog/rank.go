@@ -114,8 +114,8 @@ type Rank struct {
 	// StateTTL of processing time (TaskInfo.Clock), as Flink's
 	// table.exec.state.ttl: the rows it emitted stay downstream, and a
 	// later row of the partition starts it afresh. A retraction that
-	// finds no row is then ignored and counted. The time of last access
-	// is not snapshotted: a restored partition counts from the restore.
+	// finds no row is then ignored and counted. Access times are
+	// snapshotted, so a restore does not extend a partition's life.
 	StateTTL time.Duration
 
 	// compactMin, when set, compacts the row store whenever it holds
@@ -203,8 +203,9 @@ type rankCompiled struct {
 
 // Snapshot tables.
 const (
-	rankRowsTable  = "rank_rows"  // the row store (general path)
-	rankFirstTable = "rank_first" // KeepFirst: _key_group, partition columns
+	rankRowsTable   = "rank_rows"   // the row store (general path)
+	rankFirstTable  = "rank_first"  // KeepFirst: the partitions seen (partitionSchema)
+	rankAccessTable = "rank_access" // general path with a TTL: access times (partitionSchema)
 )
 
 // rankMaxDirty is the number of changed partitions past which the

@@ -4,10 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/weirflow/weir/arrowflow"
-	"github.com/weirflow/weir/kernels"
 	"github.com/weirflow/weir/state"
 )
 
@@ -187,107 +184,34 @@ func (o *rankFirstOp) FlushEpoch(_ uint64, _ arrowflow.Emitter) error {
 // Finish emits nothing: every first row went out with its batch.
 func (o *rankFirstOp) Finish(arrowflow.Emitter) error { return nil }
 
-// firstSchema is the layout of the rank_first table: the key group, then
-// the partition columns.
-func (o *rankFirstOp) firstSchema() *arrow.Schema {
-	fields := []arrow.Field{{Name: state.KeyGroupColumn, Type: arrow.PrimitiveTypes.Uint16}}
-	for _, i := range o.c.partIdx {
-		fields = append(fields, o.cfg.Input.Field(i))
-	}
-	return arrow.NewSchema(fields, nil)
-}
-
-// SnapshotState writes the partitions seen, by key group.
+// SnapshotState writes the partitions seen, by key group, with their
+// access times.
 func (o *rankFirstOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
-	if o.nseen == 0 {
-		return nil
-	}
-	var ids []int32
+	var pids []int32
+	var access []int64
 	for pid, s := range o.seen {
 		if s {
-			ids = append(ids, int32(pid))
+			pids = append(pids, int32(pid))
+			access = append(access, o.access[pid])
 		}
 	}
-	cols := make([]arrow.Array, 0, 1+len(o.c.partIdx))
-	defer func() {
-		for _, c := range cols {
-			c.Release()
-		}
-	}()
-	kg := array.NewUint16Builder(o.mem)
-	defer kg.Release()
-	kg.Reserve(len(ids))
-	if o.parts == nil {
-		kg.UnsafeAppend(uint16(o.info.KeyGroups.Start))
-		cols = append(cols, kg.NewArray())
-	} else {
-		all := o.parts.Keys(o.mem)
-		var keys []arrow.Array
-		for _, a := range all {
-			t, err := kernels.Take(o.mem, a, ids)
-			a.Release()
-			if err != nil {
-				for _, k := range keys {
-					k.Release()
-				}
-				return o.errorf("snapshot: %w", err)
-			}
-			keys = append(keys, t)
-		}
-		hashes := make([]uint64, len(ids))
-		err := kernels.HashColumns(keys, nil, hashes)
-		maxPar := o.maxParallelism()
-		for _, h := range hashes {
-			kg.UnsafeAppend(uint16(kernels.KeyGroupOf(h, maxPar)))
-		}
-		cols = append(cols, kg.NewArray())
-		cols = append(cols, keys...)
-		if err != nil {
-			return o.errorf("snapshot: %w", err)
-		}
-	}
-	rec := array.NewRecordBatch(o.firstSchema(), cols, int64(cols[0].Len()))
-	defer rec.Release()
-	return w.Write(rankFirstTable, rec)
+	return o.writePartitions(w, rankFirstTable, pids, access)
 }
 
 // RestoreState marks seen the partitions of this subtask's key groups.
 func (o *rankFirstOp) RestoreState(r state.SnapshotReader) error {
-	if !slices.Contains(r.Tables(), rankFirstTable) {
-		return o.reportState()
-	}
-	want := o.firstSchema()
 	now := o.now()
 	o.lastSweep = now
-	err := r.Read(rankFirstTable, func(rec arrow.RecordBatch) error {
-		if !rec.Schema().Equal(want) {
-			return o.errorf("snapshot table %q has schema %s, want %s", rankFirstTable, rec.Schema(), want)
-		}
-		kgs := rec.Column(0).(*array.Uint16)
-		var sel []int32
-		for i := range kgs.Len() {
-			if o.info.KeyGroups.Contains(int(kgs.Value(i))) {
-				sel = append(sel, int32(i))
-			}
-		}
-		if len(sel) == 0 {
-			return nil
-		}
-		pids := make([]uint32, len(sel))
-		if o.parts != nil {
-			if err := o.parts.FindOrInsert(rec.Columns()[1:], sel, pids); err != nil {
-				return o.errorf("restore: %w", err)
-			}
-		}
+	err := o.readPartitions(r, rankFirstTable, true, func(pid uint32, access int64) {
 		o.grow()
-		for _, pid := range pids {
-			if !o.seen[pid] {
-				o.seen[pid] = true
-				o.nseen++
-			}
-			o.access[pid] = now
+		if !o.seen[pid] {
+			o.seen[pid] = true
+			o.nseen++
 		}
-		return nil
+		o.access[pid] = now
+		if o.ttl > 0 && access > 0 {
+			o.access[pid] = access
+		}
 	})
 	if err != nil {
 		return err

@@ -260,6 +260,11 @@ func TestRank(t *testing.T) {
 		{"proctime/keepfirst", with(func(r *Rank) { r.N = 1 }), false, 6},
 		{"proctime/rownumber/n2/rn", with(func(r *Rank) { r.N, r.RankColumn = 2, "rn" }), false, 4},
 		{"proctime/retract/n1", with(func(r *Rank) { r.N, r.Retracting = 1, true }), true, 4},
+		// A TTL nothing reaches: access times go through snapshots and rescales.
+		{"ttl/proctime/keepfirst", with(func(r *Rank) { r.N, r.StateTTL = 1, time.Hour }), false, 6},
+		{"ttl/retract/rownumber/n2", with(func(r *Rank) {
+			r.OrderBy, r.N, r.Retracting, r.StateTTL = []window.OrderKey{rankDesc("v"), rankAsc("id")}, 2, true, time.Hour
+		}), true, 4},
 		{"keeplast", with(func(r *Rank) { r.OrderBy, r.N = []window.OrderKey{rankDesc("id")}, 1 }), false, 6},
 		{"retract/rownumber/n1", with(func(r *Rank) { r.OrderBy, r.N, r.Retracting = []window.OrderKey{rankDesc("v"), rankAsc("id")}, 1, true }), true, 4},
 		{"retract/rownumber/n3/rn", with(func(r *Rank) {
@@ -906,5 +911,71 @@ func TestRankList(t *testing.T) {
 				check("set")
 			}
 		}
+	}
+}
+
+// TestRankTTLRestore: access times survive a snapshot, so a restore does
+// not extend a partition's life.
+func TestRankTTLRestore(t *testing.T) {
+	for _, keepFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keepfirst=%v", keepFirst), func(t *testing.T) {
+			clock := &rankFakeClock{now: time.Unix(1000, 0)}
+			cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, N: 1, StateTTL: time.Minute}
+			if !keepFirst {
+				cfg.OrderBy = []window.OrderKey{rankDesc("id")}
+			}
+			h := rankNewHarness(t, cfg, clock)
+			if err := h.send(nil, []any{1, 1, "a", 1.0, 1}); err != nil {
+				t.Fatal(err)
+			}
+			clock.now = clock.now.Add(50 * time.Second)
+			if err := h.send(nil, []any{2, 1, "b", 1.0, 2}); err != nil {
+				t.Fatal(err)
+			}
+			h.flush()
+			store := state.NewMemoryStore()
+			w, err := store.Create(state.SnapshotID{Job: "j", Operator: "rank"}, state.KeyGroupRange{Start: 0, End: 128})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.op.SnapshotState(0, w); err != nil {
+				t.Fatal(err)
+			}
+			handle, err := w.Finish()
+			if err != nil {
+				t.Fatal(err)
+			}
+			h2 := rankNewHarness(t, cfg, clock)
+			h2.out = h.out // the same downstream table
+			mark := len(h.out.changes)
+			rd, err := store.Open(handle, h2.mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = h2.op.RestoreState(rd)
+			_ = rd.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			clock.now = clock.now.Add(20 * time.Second) // partition 1 idle 70s, 2 20s
+			if err := h2.send(nil, []any{1, 1, "c", 1.0, 3}, []any{2, 1, "d", 1.0, 4}); err != nil {
+				t.Fatal(err)
+			}
+			h2.flush()
+			s := h2.stats()
+			if s.ExpiredPartitions != 1 || s.Partitions != 2 {
+				t.Fatalf("stats %+v", s)
+			}
+			// Partition 1 started afresh: +I of its new row. Partition 2
+			// keeps its first row, or (keep-last) replaces it.
+			want := [][]any{{1, 1, "c", 1.0, 3}}
+			var got []string
+			for _, c := range h2.out.changes[mark:] {
+				got = append(got, c.String())
+			}
+			if keepFirst && len(got) != 1 || !keepFirst && len(got) != 3 || got[0] != "+I"+optest.FormatRow(optest.Normalize(want[0])) {
+				t.Fatalf("changes after the restore: %v", got)
+			}
+		})
 	}
 }

@@ -731,7 +731,21 @@ func (o *rankOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
 	if len(o.dirty) > 0 {
 		return o.errorf("snapshot with %d partitions changed since the last flush: FlushEpoch must run before SnapshotState", len(o.dirty))
 	}
-	return o.store.Snapshot(w, rankRowsTable, o.maxParallelism())
+	if err := o.store.Snapshot(w, rankRowsTable, o.maxParallelism()); err != nil {
+		return err
+	}
+	if o.ttl == 0 {
+		return nil
+	}
+	var pids []int32
+	var access []int64
+	for pid := range o.p {
+		if p := &o.p[pid]; p.live {
+			pids = append(pids, int32(pid))
+			access = append(access, p.access)
+		}
+	}
+	return o.writePartitions(w, rankAccessTable, pids, access)
 }
 
 func (o *rankBase) maxParallelism() int {
@@ -788,6 +802,16 @@ func (o *rankOp) RestoreState(r state.SnapshotReader) error {
 		}
 		part.access = now
 		o.updateLive(pid)
+	}
+	if o.ttl > 0 {
+		err := o.readPartitions(r, rankAccessTable, false, func(pid uint32, access int64) {
+			if int(pid) < len(o.p) && o.p[pid].live && access > 0 {
+				o.p[pid].access = access
+			}
+		})
+		if err != nil {
+			return err
+		}
 	}
 	return o.reportState()
 }
