@@ -874,8 +874,18 @@ func TestRankList(t *testing.T) {
 			switch r := rng.IntN(10); {
 			case r < 6 && next < ids:
 				key := o.key(next)
-				at := l.search(o, key, rng.IntN(2) == 0)
+				upper := rng.IntN(2) == 0
+				at := l.search(o, key, upper)
 				p := l.index(at, 1<<30)
+				want := 0 // entries before key (upper: or tied with it)
+				for _, r := range flat {
+					if c := slices.Compare(o.key(r), key); c < 0 || upper && c == 0 {
+						want++
+					}
+				}
+				if p != want {
+					t.Fatalf("max %d: search(upper=%v) at index %d, want %d", max, upper, p, want)
+				}
 				l.insert(at, next, max)
 				flat = slices.Insert(flat, p, next)
 				next++
