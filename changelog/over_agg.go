@@ -131,14 +131,16 @@ func (a *overIntSum) sizeBytes() int64 {
 
 // overFloatSum is SUM over floats (a float64) or AVG over integers and
 // floats (the float64 sum divided by the count), null over no non-null
-// value. A sliding frame adds and subtracts, as Flink's retractable
-// accumulators do.
+// value. A sliding frame adds and subtracts the finite values, as Flink's
+// retractable accumulators do, and counts the NaNs and infinities apart
+// (a NaN subtracted would stay in the sum).
 type overFloatSum struct {
 	arg  int
 	avg  bool
 	read func(arr arrow.Array, i int) float64
 	sum  []float64
 	cnt  []int64
+	odd  [][3]int32 // by partition: NaNs, +Inf, -Inf in the frame
 	res  []float64
 	ok   []bool
 }
@@ -146,29 +148,51 @@ type overFloatSum struct {
 func (a *overFloatSum) grow(n int) {
 	a.sum = growZeroSlice(a.sum, n)
 	a.cnt = growZeroSlice(a.cnt, n)
+	a.odd = growZeroSlice(a.odd, n)
+}
+
+func (a *overFloatSum) step(g uint32, chunk arrow.RecordBatch, row int, sign int64) {
+	col := chunk.Column(a.arg)
+	if col.IsNull(row) {
+		return
+	}
+	v := a.read(col, row)
+	a.cnt[g] += sign
+	switch {
+	case v != v:
+		a.odd[g][0] += int32(sign)
+	case math.IsInf(v, 1):
+		a.odd[g][1] += int32(sign)
+	case math.IsInf(v, -1):
+		a.odd[g][2] += int32(sign)
+	default:
+		a.sum[g] += float64(sign) * v
+	}
+	if a.cnt[g] == 0 {
+		a.sum[g] = 0 // no rounding residue survives an empty frame
+	}
 }
 
 func (a *overFloatSum) add(g uint32, chunk arrow.RecordBatch, row int, _ rowstore.RowID) error {
-	if col := chunk.Column(a.arg); col.IsValid(row) {
-		a.sum[g] += a.read(col, row)
-		a.cnt[g]++
-	}
+	a.step(g, chunk, row, 1)
 	return nil
 }
 
 func (a *overFloatSum) remove(g uint32, chunk arrow.RecordBatch, row int, _ rowstore.RowID) error {
-	if col := chunk.Column(a.arg); col.IsValid(row) {
-		a.sum[g] -= a.read(col, row)
-		a.cnt[g]--
-		if a.cnt[g] == 0 {
-			a.sum[g] = 0 // no rounding residue survives an empty frame
-		}
-	}
+	a.step(g, chunk, row, -1)
 	return nil
 }
 
 func (a *overFloatSum) emit(g uint32, _ rowstore.RowID) {
 	v := a.sum[g]
+	switch odd := a.odd[g]; {
+	case odd[0] > 0 || odd[1] > 0 && odd[2] > 0:
+		v = math.NaN()
+	case odd[1] > 0:
+		v = math.Inf(1)
+	case odd[2] > 0:
+		v = math.Inf(-1)
+	}
 	if a.avg && a.cnt[g] > 0 {
 		v /= float64(a.cnt[g])
 	}
@@ -184,7 +208,7 @@ func (a *overFloatSum) finish(mem memory.Allocator, _ *rowstore.Store) (arrow.Ar
 }
 
 func (a *overFloatSum) sizeBytes() int64 {
-	return int64(cap(a.sum)+cap(a.cnt)+cap(a.res))*8 + int64(cap(a.ok))
+	return int64(cap(a.sum)+cap(a.cnt)+cap(a.res))*8 + int64(cap(a.ok)) + int64(cap(a.odd))*12
 }
 
 // overMinMax is MIN or MAX. For a sliding frame each partition keeps a

@@ -47,7 +47,10 @@ func (o *overOp) accSchema() *arrow.Schema {
 				arrow.Field{Name: name + "$sum", Type: arrow.PrimitiveTypes.Int64})
 		case *overFloatSum:
 			fields = append(fields, arrow.Field{Name: name + "$count", Type: arrow.PrimitiveTypes.Int64},
-				arrow.Field{Name: name + "$sum", Type: arrow.PrimitiveTypes.Float64})
+				arrow.Field{Name: name + "$sum", Type: arrow.PrimitiveTypes.Float64},
+				arrow.Field{Name: name + "$nan", Type: arrow.PrimitiveTypes.Int64},
+				arrow.Field{Name: name + "$pinf", Type: arrow.PrimitiveTypes.Int64},
+				arrow.Field{Name: name + "$ninf", Type: arrow.PrimitiveTypes.Int64})
 		default:
 			_ = a
 		}
@@ -127,6 +130,13 @@ func (o *overOp) snapshotAcc(w state.SnapshotWriter, maxPar int) error {
 			ints(a.cnt)
 			fb.AppendValues(a.sum[:n], nil)
 			cols = append(cols, fb.NewArray())
+			for j := range 3 {
+				odd := make([]int64, n)
+				for g := range odd {
+					odd[g] = int64(a.odd[g][j])
+				}
+				ints(odd)
+			}
 		}
 	}
 	rec := array.NewRecordBatch(o.accSchema(), cols, int64(n))
@@ -278,9 +288,14 @@ func (o *overOp) restoreAcc(r state.SnapshotReader) error {
 				cnt := ints()
 				sum := rec.Column(c).(*array.Float64)
 				c++
+				odd := [3]*array.Int64{ints(), ints(), ints()}
 				for k, i := range sel {
-					a.cnt[o.gids[k]] += cnt.Value(int(i))
-					a.sum[o.gids[k]] += sum.Value(int(i))
+					g := o.gids[k]
+					a.cnt[g] += cnt.Value(int(i))
+					a.sum[g] += sum.Value(int(i))
+					for j, col := range odd {
+						a.odd[g][j] += int32(col.Value(int(i)))
+					}
 				}
 			}
 		}

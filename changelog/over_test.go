@@ -2,6 +2,7 @@ package changelog
 
 import (
 	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -64,6 +65,14 @@ func overGen(seed uint64, n, parts, epochs int) []optest.Row {
 		}
 		if rng.IntN(6) == 0 {
 			s = nil
+		}
+		switch rng.IntN(40) {
+		case 0:
+			f = math.NaN()
+		case 1:
+			f = math.Inf(1)
+		case 2:
+			f = math.Inf(-1)
 		}
 		if rng.IntN(6) == 0 {
 			f = nil
@@ -172,7 +181,7 @@ func overReference(rows []optest.Row, frame OverFrame, partitioned bool, e, epoc
 				if f, ok := x.r.Values[4].(float64); ok {
 					nf++
 					sf += f
-					if mf == nil || f < mf.(float64) {
+					if mf == nil || overTestLess(f, mf.(float64)) {
 						mf = f
 					}
 				}
@@ -188,6 +197,17 @@ func overReference(rows []optest.Row, frame OverFrame, partitioned bool, e, epoc
 		}
 	}
 	return out
+}
+
+// overTestLess orders floats as MIN does: NaN above every number.
+func overTestLess(a, b float64) bool {
+	switch {
+	case math.IsNaN(a):
+		return false
+	case math.IsNaN(b):
+		return true
+	}
+	return a < b
 }
 
 func TestOverAggregateReference(t *testing.T) {

@@ -137,3 +137,22 @@ FROM (
 		}
 	}
 }
+
+// SELECT * with an OVER aggregation plans (every column passes through
+// the operator) and --explain names the operator, its window and frame.
+func TestOverAggregateExplain(t *testing.T) {
+	job, err := Compile(context.Background(), queries.SQLDDL(testEvents, 4, 3)+`
+CREATE TABLE out (auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, dateTime TIMESTAMP(3), extra VARCHAR, n BIGINT)
+WITH ('connector' = 'blackhole');
+INSERT INTO out
+SELECT *, COUNT(*) OVER (PARTITION BY bidder ORDER BY dateTime ROWS BETWEEN 5 PRECEDING AND CURRENT ROW) AS n FROM bid;`,
+		Options{Parallelism: 2, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"over aggregate OVER (PARTITION BY bidder ORDER BY dateTime ROWS BETWEEN 5 PRECEDING AND CURRENT ROW)", "keyed by bidder", "parallelism 2"} {
+		if !strings.Contains(job.Plan, want) {
+			t.Errorf("the plan has no %q:\n%s", want, job.Plan)
+		}
+	}
+}
