@@ -7,6 +7,10 @@
 // q11, q12, q14, q21, q22 here; q5, q7 and q8 with the window Top-N and
 // window join operators). Each function's comment gives the SQL it
 // computes.
+//
+// The same queries, and the suite's updating queries (q3, q4, q9,
+// q15-q20: regular joins, GROUP BY outside windows, Top-N and
+// deduplication), are also written in Flink SQL (SQL, SQLNames, SQLOnly).
 package queries
 
 import (

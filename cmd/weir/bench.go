@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -42,6 +43,18 @@ type benchResult struct {
 	Epochs         int64   `json:"epochs"`
 	OutputRows     int64   `json:"output_rows"`
 
+	// Changelog counts the sink's rows by kind when the query's output
+	// updates (some row is not an insert), and for the SQL versions of
+	// foldingQueries.
+	Changelog *changelogCounts `json:"changelog,omitempty"`
+	// PerRowOutputRows, for the group aggregations over the bids (q15,
+	// q16, q17), is what an aggregate emitting one change per input row
+	// would have emitted: +I for the bid that opens a group, -U and +U
+	// for every other bid, i.e. 2 * bids - groups (groups = +I - -D at
+	// the sink). OutputRows / PerRowOutputRows is what folding each
+	// epoch's changes into one per group emits of it.
+	PerRowOutputRows int64 `json:"per_row_output_rows,omitempty"`
+
 	// With --vs duckdb, for the queries that have a batch SQL equivalent
 	// (q5, q7): DuckDB's version, its query's wall and CPU seconds on the
 	// same events' bids, events per CPU second, its result rows (equal to
@@ -60,7 +73,15 @@ type benchResult struct {
 var flinkPerCore = map[string]float64{
 	"q0": 379_000, "q1": 395_000, "q2": 414_000, "q5": 75_000, "q7": 23_000, "q8": 162_000,
 	"q11": 46_000, "q12": 194_000, "q14": 259_000, "q21": 147_000, "q22": 212_000,
+	// The updating queries, which weir runs in SQL only.
+	"q3": 219_000, "q4": 28_000, "q9": 14_000, "q15": 168_000, "q16": 45_000, "q17": 161_000,
+	"q18": 65_000, "q19": 43_000, "q20": 18_000,
 }
+
+// foldingQueries are the group aggregations over the bids alone, whose
+// per-row equivalent output (benchResult.PerRowOutputRows) follows from
+// the bids and the groups.
+var foldingQueries = map[string]bool{"q15": true, "q16": true, "q17": true}
 
 type benchOptions struct {
 	queries     []string
@@ -95,13 +116,14 @@ seconds) and peak RSS, next to Flink's published per-core figure.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBenchNexmark(cmd, o) },
 	}
 	f := nx.Flags()
-	f.StringSliceVar(&o.queries, "query", []string{"q0"}, "queries to run, comma-separated ("+strings.Join(queries.Names(), ",")+", or all)")
+	f.StringSliceVar(&o.queries, "query", []string{"q0"}, "queries to run, comma-separated ("+strings.Join(queries.SQLNames(), ",")+", or all; "+
+		strings.Join(queries.SQLOnly(), ",")+" have a SQL version only)")
 	f.Int64Var(&o.events, "events", 10_000_000, "events per query")
 	f.IntVar(&o.parallelism, "parallelism", runtime.NumCPU(), "subtasks per operator")
 	f.DurationVar(&o.interval, "checkpoint-interval", 10*time.Second, "how often an epoch closes, its checkpoint is written and its output commits")
 	f.BoolVar(&o.jsonOut, "json", false, "print one JSON object per query")
 	f.StringVar(&o.report, "report", "", "also write a markdown table and a PNG chart of the results into this folder")
-	f.StringVar(&o.api, "api", "go", "which version of the queries: go (built with the Go API), sql (Flink SQL through weir's planner) or both (each query twice, with the SQL/Go per-core ratio)")
+	f.StringVar(&o.api, "api", "go", "which version of the queries: go (built with the Go API), sql (Flink SQL through weir's planner) or both (each query twice, with the SQL/Go per-core ratio; the SQL-only queries once)")
 	f.StringVar(&o.vs, "vs", "", "also run the batch SQL equivalent of q5 and q7 in DuckDB on the same events (duckdb)")
 	f.StringVar(&o.duckdb, "duckdb", "", "the weir-duckdb runner for --vs duckdb (default: on the PATH, or built from bench/duckdb)")
 	run := &cobra.Command{
@@ -131,28 +153,31 @@ seconds) and peak RSS, next to Flink's published per-core figure.`,
 }
 
 func runBenchNexmark(cmd *cobra.Command, o benchOptions) error {
-	names := o.queries
-	if len(names) == 1 && names[0] == "all" {
-		names = queries.Names()
-	}
-	for _, n := range names {
-		if _, ok := queries.Lookup(n); !ok {
-			return fmt.Errorf("bench nexmark: no query %q (have %s)", n, strings.Join(queries.Names(), ", "))
-		}
-	}
-	if o.events <= 0 || o.parallelism < 1 {
-		return errors.New("bench nexmark: --events and --parallelism must be positive")
-	}
 	apis := map[string][]string{"go": {"go"}, "sql": {"sql"}, "both": {"go", "sql"}}[o.api]
 	if apis == nil {
 		return fmt.Errorf("bench nexmark: --api %q: want go, sql or both", o.api)
 	}
-	if o.api != "go" {
-		for _, n := range names {
-			if _, ok := queries.SQL(n, 1, 1, 0); !ok {
-				return fmt.Errorf("bench nexmark: %s has no SQL version yet (--api %s)", n, o.api)
-			}
+	names := o.queries
+	if len(names) == 1 && names[0] == "all" {
+		names = queries.Names()
+		if o.api != "go" {
+			names = queries.SQLNames()
 		}
+	}
+	for _, n := range names {
+		_, hasGo := queries.Lookup(n)
+		_, hasSQL := queries.SQL(n, 1, 1, 0)
+		switch {
+		case !hasGo && !hasSQL:
+			return fmt.Errorf("bench nexmark: no query %q (have %s)", n, strings.Join(queries.SQLNames(), ", "))
+		case !hasGo && o.api == "go":
+			return fmt.Errorf("bench nexmark: %s has no Go-API version; use --api sql", n)
+		case !hasSQL && o.api != "go":
+			return fmt.Errorf("bench nexmark: %s has no SQL version yet (--api %s)", n, o.api)
+		}
+	}
+	if o.events <= 0 || o.parallelism < 1 {
+		return errors.New("bench nexmark: --events and --parallelism must be positive")
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -178,6 +203,9 @@ func runBenchNexmark(cmd *cobra.Command, o benchOptions) error {
 	var runs []run
 	for _, name := range names {
 		for _, api := range apis {
+			if _, hasGo := queries.Lookup(name); api == "go" && !hasGo {
+				continue // --api both: the SQL-only queries run once
+			}
 			runs = append(runs, run{name, api})
 		}
 	}
@@ -221,6 +249,14 @@ func runBenchNexmark(cmd *cobra.Command, o benchOptions) error {
 			r.EventsPerS, r.EventsPerCoreS, float64(r.PeakRSSBytes)/(1<<20), flinkFigure(r.Query))
 		if prev := goResult(results, r); r.API == "sql" && prev != nil && prev.EventsPerCoreS > 0 {
 			fmt.Fprintf(out, "      SQL/Go events per core: %.2f\n", r.EventsPerCoreS/prev.EventsPerCoreS)
+		}
+		if c := r.Changelog; c != nil {
+			fmt.Fprintf(out, "      changelog: +I %d, -U %d, +U %d, -D %d, %d epochs", c.Inserts, c.UpdateBefores, c.UpdateAfters, c.Deletes, r.Epochs)
+			if r.PerRowOutputRows > 0 {
+				fmt.Fprintf(out, "; one change per bid would emit %d rows: folding emits %.2g%% of them (1 in %.0f)", r.PerRowOutputRows,
+					100*float64(r.OutputRows)/float64(r.PerRowOutputRows), float64(r.PerRowOutputRows)/float64(max(r.OutputRows, 1)))
+			}
+			fmt.Fprintln(out)
 		}
 		if r.DuckDBS > 0 {
 			fmt.Fprintf(out, "      DuckDB %s, %d threads, same events' bids in memory: %.2f s, %.2f CPU s, %.0f events/s/core; weir/DuckDB time ratio %.2f (%s)\n",
@@ -269,7 +305,7 @@ func runNexmarkQuery(ctx context.Context, name string, o benchOptions) (benchRes
 	if err != nil {
 		return benchResult{}, err
 	}
-	sink := blackhole.New()
+	sink := &kindCounter{Sink: blackhole.New()}
 	var g *arrowflow.Graph
 	if o.api == "sql" {
 		script, ok := queries.SQL(name, o.events, 4*o.parallelism, 0)
@@ -319,8 +355,64 @@ func runNexmarkQuery(ctx context.Context, name string, o benchOptions) (benchRes
 	if cpu > 0 {
 		r.EventsPerCoreS = float64(o.events) / cpu
 	}
+	if c := sink.counts(); c.UpdateBefores+c.UpdateAfters+c.Deletes > 0 || foldingQueries[name] && api == "sql" {
+		r.Changelog = &c
+		if foldingQueries[name] && api == "sql" {
+			r.PerRowOutputRows = 2*nexmark.CountOf(nexmark.BidEvent, o.events) - (c.Inserts - c.Deletes)
+		}
+	}
 	r.PeakRSSBytes = peakRSS()
 	return r, nil
+}
+
+// changelogCounts are a sink's rows by kind.
+type changelogCounts struct {
+	Inserts       int64 `json:"inserts"`
+	UpdateBefores int64 `json:"update_befores"`
+	UpdateAfters  int64 `json:"update_afters"`
+	Deletes       int64 `json:"deletes"`
+}
+
+// kindCounter is a blackhole sink that also counts the rows it is given
+// by kind (arrowflow.RowKind).
+type kindCounter struct {
+	*blackhole.Sink
+	n [4]atomic.Int64 // by RowKind
+}
+
+func (s *kindCounter) Open(info *arrowflow.TaskInfo) (arrowflow.SinkWriter, error) {
+	w, err := s.Sink.Open(info)
+	if err != nil {
+		return nil, err
+	}
+	return kindWriter{w, s}, nil
+}
+
+func (s *kindCounter) counts() changelogCounts {
+	return changelogCounts{Inserts: s.n[arrowflow.Insert].Load(), UpdateBefores: s.n[arrowflow.UpdateBefore].Load(),
+		UpdateAfters: s.n[arrowflow.UpdateAfter].Load(), Deletes: s.n[arrowflow.Delete].Load()}
+}
+
+type kindWriter struct {
+	arrowflow.SinkWriter
+	s *kindCounter
+}
+
+func (w kindWriter) Write(ctx context.Context, b arrowflow.Batch) error {
+	if b.Kinds == nil {
+		w.s.n[arrowflow.Insert].Add(int64(b.NumRows()))
+	} else {
+		var n [4]int64
+		for k := range b.NumRows() {
+			n[b.Kind(k)]++
+		}
+		for i, c := range n {
+			if c > 0 {
+				w.s.n[i].Add(c)
+			}
+		}
+	}
+	return w.SinkWriter.Write(ctx, b)
 }
 
 // peakRSS is this process's peak resident set size (VmHWM, which exec
@@ -379,6 +471,22 @@ func writeBenchReport(dir string, o benchOptions, results []benchResult) error {
 	if len(ratios) > 0 {
 		b.WriteString("\nThe SQL versions (bench/queries/sql, through weir's SQL planner) next to the Go API versions, same run:\n\n| query | Go events/s per core | SQL events/s per core | SQL / Go |\n|---|---|---|---|\n")
 		b.WriteString(strings.Join(ratios, "\n") + "\n")
+	}
+	var changes []string
+	for _, r := range results {
+		if c := r.Changelog; c != nil {
+			perRow, share := "-", "-"
+			if r.PerRowOutputRows > 0 {
+				perRow = fmt.Sprint(r.PerRowOutputRows)
+				share = fmt.Sprintf("%.2g%%", 100*float64(r.OutputRows)/float64(r.PerRowOutputRows))
+			}
+			changes = append(changes, fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %s | %s |", r.Query, r.Epochs, c.Inserts, c.UpdateBefores, c.UpdateAfters, c.Deletes, perRow, share))
+		}
+	}
+	if len(changes) > 0 {
+		b.WriteString("\nThe updating queries' output changelog at the sink, by kind; for the group aggregations over the bids, the rows one change per bid would emit (2 × bids − groups) and the share of them that folding each epoch's changes emits:\n\n" +
+			"| query | epochs | +I | -U | +U | -D | one change per bid | emitted / per bid |\n|---|---|---|---|---|---|---|---|\n")
+		b.WriteString(strings.Join(changes, "\n") + "\n")
 	}
 	var duck []benchResult
 	for _, r := range results {

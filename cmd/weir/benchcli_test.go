@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/weirflow/weir/bench/queries"
 	"github.com/weirflow/weir/sources/nexmark"
 )
 
@@ -105,5 +107,47 @@ func TestVsDuckDBWritesTheBidsAndChecksTheRows(t *testing.T) {
 	r = benchResult{Query: "q0", Events: events, WallS: 1, OutputRows: 8}
 	if err := d.run(context.Background(), "q0", 1, &r); err != nil || r.DuckDBS != 0 {
 		t.Fatalf("q0 has no DuckDB equivalent: err %v, result %+v", err, r)
+	}
+}
+
+// The SQL-only queries (q3, q4, q9, q15-q20) ask for --api sql, and each
+// has Flink's published per-core figure.
+func TestBenchNexmarkSQLOnlyQueries(t *testing.T) {
+	out, err := runCLI(t, "bench", "nexmark", "--query", "q0,q15", "--events", "1000")
+	if err == nil || !strings.Contains(err.Error(), "q15 has no Go-API version; use --api sql") {
+		t.Fatalf("--api go q15: err %v\n%s", err, out)
+	}
+	if _, err := runCLI(t, "bench", "nexmark", "--query", "q99", "--api", "sql"); err == nil || !strings.Contains(err.Error(), `no query "q99"`) {
+		t.Fatalf("q99: err %v", err)
+	}
+	for _, q := range queries.SQLOnly() {
+		if _, ok := flinkPerCore[q]; !ok {
+			t.Errorf("%s: no Flink per-core figure", q)
+		}
+	}
+}
+
+// A group aggregation's run counts the sink's changelog by kind and the
+// rows one change per bid would have emitted: 2 * bids - groups, where
+// the groups are the sink's inserts less its deletes.
+func TestBenchNexmarkCountsTheChangelog(t *testing.T) {
+	const events = 20_000
+	r, err := runNexmarkQuery(context.Background(), "q17", benchOptions{events: events, parallelism: 2, interval: 50 * time.Millisecond, api: "sql"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Changelog
+	if c == nil {
+		t.Fatalf("q17: no changelog counts: %+v", r)
+	}
+	if c.Inserts+c.UpdateBefores+c.UpdateAfters+c.Deletes != r.OutputRows || c.UpdateBefores != c.UpdateAfters || c.Inserts == 0 {
+		t.Fatalf("q17: changelog %+v, %d output rows", *c, r.OutputRows)
+	}
+	if want := 2*nexmark.CountOf(nexmark.BidEvent, events) - (c.Inserts - c.Deletes); r.PerRowOutputRows != want || r.OutputRows >= want {
+		t.Fatalf("q17: per-row output %d, want %d (more than the %d rows emitted)", r.PerRowOutputRows, want, r.OutputRows)
+	}
+	r, err = runNexmarkQuery(context.Background(), "q3", benchOptions{events: events, parallelism: 2, interval: 50 * time.Millisecond, api: "sql"})
+	if err != nil || r.OutputRows == 0 || r.Changelog != nil || r.PerRowOutputRows != 0 {
+		t.Fatalf("q3 (an inner join of append-only inputs: inserts only): %+v, %v", r, err)
 	}
 }
