@@ -371,3 +371,34 @@ func TestDebeziumJSONOptions(t *testing.T) {
 		t.Error("CarriesChanges")
 	}
 }
+
+// BenchmarkDebeziumJSON encodes batches of 4096 change rows (an int64, a
+// string and a nullable float64 column; kinds cycling through all four).
+func BenchmarkDebeziumJSON(b *testing.B) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "name", Type: arrow.BinaryTypes.String},
+		{Name: "price", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	}, nil)
+	rng := rand.New(rand.NewPCG(1, 1))
+	rec := randomBatch(rng, memory.DefaultAllocator, schema, jsonTypes, 4096)
+	defer rec.Release()
+	kinds := make([]arrowflow.RowKind, rec.NumRows())
+	for i := range kinds {
+		kinds[i] = arrowflow.RowKind(i % 4)
+	}
+	enc := mustEncoder(b, Config{Name: DebeziumJSON, Schema: schema}).(ChangeEncoder)
+	var n int64
+	emit := func(_ int, v []byte) error { n += int64(len(v)); return nil }
+	if err := enc.EncodeChanges(rec, kinds, emit); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(n)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := enc.EncodeChanges(rec, kinds, emit); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
