@@ -3,6 +3,7 @@ package changelog
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -40,6 +41,7 @@ type overOp struct {
 	pendIDs  []rowstore.RowID // the waiting rows, in arrival order
 	pendTime []int64          // by pend row id: event time (ns)
 	pendPart []uint32         // by pend row id: partition
+	pendMin  int64            // no waiting row is earlier (a flush before it has nothing to do)
 
 	frame     *rowstore.Store
 	frameTime []int64 // by frame row id
@@ -74,6 +76,7 @@ func (o *overOp) Open(info *arrowflow.TaskInfo) error {
 		o.mem = memory.DefaultAllocator
 	}
 	o.wm = arrowflow.MinEventTime
+	o.pendMin = math.MaxInt64
 	if len(c.partType) > 0 {
 		if o.parts, err = kernels.NewGroupTable(c.partType); err != nil {
 			return err
@@ -234,6 +237,7 @@ func (o *overOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) e
 	}
 	for k := range o.keep {
 		o.pendIDs = append(o.pendIDs, first+rowstore.RowID(k))
+		o.pendMin = min(o.pendMin, o.times[k])
 	}
 	o.pendTime = append(o.pendTime, o.times...)
 	o.pendPart = append(o.pendPart, o.gids[:len(o.keep)]...)
@@ -258,12 +262,17 @@ func (o *overOp) Finish(out arrowflow.Emitter) error {
 
 // flush emits the waiting rows at or before wm, in time order.
 func (o *overOp) flush(wm arrowflow.EventTime, out arrowflow.Emitter) error {
+	if len(o.pendIDs) == 0 || int64(wm) < o.pendMin {
+		return nil
+	}
 	o.ready, o.rest = o.ready[:0], o.rest[:0]
+	o.pendMin = math.MaxInt64
 	for _, id := range o.pendIDs {
-		if o.pendTime[id] <= int64(wm) {
+		if t := o.pendTime[id]; t <= int64(wm) {
 			o.ready = append(o.ready, id)
 		} else {
 			o.rest = append(o.rest, id)
+			o.pendMin = min(o.pendMin, t)
 		}
 	}
 	if len(o.ready) == 0 {

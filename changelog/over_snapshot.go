@@ -164,6 +164,7 @@ func (o *overOp) RestoreState(r state.SnapshotReader) error {
 			o.pendTime = append(o.pendTime, t)
 			o.pendPart = append(o.pendPart, o.gids[i])
 			o.pendIDs = append(o.pendIDs, first+rowstore.RowID(i))
+			o.pendMin = min(o.pendMin, t)
 		}
 		return nil
 	})
