@@ -1,6 +1,7 @@
 package window
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/kernels"
 	"github.com/weirflow/weir/state"
+	"github.com/weirflow/weir/state/rowstore"
 )
 
 // IntervalJoin configures an event-time interval join, Flink's interval
@@ -73,10 +75,12 @@ import (
 // there are no window columns, and the time columns are ordinary columns
 // when listed. Every output name must be unique.
 //
-// State is each side's buffered rows as Arrow record batches of the
-// columns the join needs (keys, event time, output columns) with a hash
-// index on the key. Snapshots write them as columnar tables with a
-// key-group column, so a job can restore into another parallelism.
+// State is each side's buffered rows in a row store (state/rowstore) of
+// the columns the join needs (keys, event time, output columns) with a
+// hash index on the key. Snapshots write them in the row store's tagged
+// layout (the key group, the key hash and the matched flag beside the
+// columns), so a job can restore into another parallelism. Snapshots of
+// the layout before the row stores do not restore: RestoreState says so.
 type IntervalJoin struct {
 	// Left and Right are the schemas of the two inputs' batches.
 	Left, Right *arrow.Schema
@@ -174,9 +178,6 @@ const (
 	// ivKeepRows bounds the capacity, in rows, that an emptied buffer
 	// keeps for reuse.
 	ivKeepRows = 1 << 17
-	// ivMatchedColumn is the snapshot column of each buffered row's
-	// matched flag.
-	ivMatchedColumn = "_matched"
 )
 
 // ivSideSpec is what compile derives for one input.
@@ -194,8 +195,8 @@ type ivSideSpec struct {
 	keyPos   []int // the key columns, by index in stored
 	outPos   []int // the output columns, by index in stored
 	timePos  int   // the event-time column, by index in stored
-	// state is the snapshot table's schema: _key_group, _matched, stored.
-	state      *arrow.Schema
+	// table is the snapshot table: the row store's tagged layout
+	// (rowstore.SnapshotTagged), the tag being the matched flag.
 	table      string
 	lateOutput string
 	// outer: the side is preserved, its unmatched rows are output.
@@ -336,10 +337,6 @@ func (j IntervalJoin) compile() (*ivCompiled, error) {
 			names[f.Name] = true
 			outFields = append(outFields, f)
 		}
-		d.state = arrow.NewSchema(append([]arrow.Field{
-			{Name: state.KeyGroupColumn, Type: arrow.PrimitiveTypes.Uint16},
-			{Name: ivMatchedColumn, Type: arrow.FixedWidthTypes.Boolean},
-		}, fields...), nil)
 		c.sides[s] = d
 	}
 	l, r := &c.sides[joinLeft], &c.sides[joinRight]
@@ -362,8 +359,12 @@ func (j IntervalJoin) compile() (*ivCompiled, error) {
 }
 
 // ivCheckTakeable reports an error when kernels.Take cannot gather
-// columns of type dt (the join buffers and emits rows with it).
+// columns of type dt (the join emits rows with it) or a row store cannot
+// hold them (the join buffers rows in one).
 func ivCheckTakeable(dt arrow.DataType) error {
+	if !rowstore.Storable(dt) {
+		return fmt.Errorf("type %s cannot be buffered", dt)
+	}
 	empty := array.MakeArrayOfNull(memory.DefaultAllocator, dt, 0)
 	defer empty.Release()
 	taken, err := kernels.Take(memory.DefaultAllocator, empty, nil)
@@ -401,57 +402,48 @@ type ivRow struct {
 	flags uint8
 }
 
-// ivChunk is a run of buffered rows: ids [first, first+n) of its side,
-// their stored columns in rec (nil once every row is dead).
-//
-// A chunk with sel holds rows sel of rec. New chunks have one when only
-// some rows of an input batch are kept: rec's columns are the batch's,
-// shared rather than copied, and the chunk is pending: pending chunks
-// gather into one (each row copied once) when a run of them at the
-// buffer's end holds joinSmallChunk rows or joinCompactRun chunks, so a
-// subtask holds only a few input batches beyond its rows. Compaction
-// gives one to a partly live chunk whose live rows are at least half of
-// rec's, instead of copying them.
-type ivChunk struct {
-	rec       arrow.RecordBatch
-	sel       []int32
-	first, n  int32
-	live      int32
-	minExpiry int64 // the smallest t+hi of the live rows
-	bytes     int64
-}
+// ivBlock is the number of consecutive row ids whose earliest expiry an
+// ivBuffer keeps together, so that expire skips the blocks none of whose
+// rows expires.
+const ivBlock = 1024
 
-// ivBuffer is one side's state: chunks of rows in arrival order, each
-// row's bookkeeping by row id, and a chained hash index over the key
-// hashes. Rows found dead stay (flagged) until dead rows outnumber live
-// ones; then the buffer is compacted and re-indexed, so each row is
-// copied a bounded number of times.
+// ivBuffer is one side's state: the stored columns in a row store (row
+// ids in arrival order), each row's bookkeeping by row id, a chained hash
+// index over the key hashes, and the earliest expiry (t+hi) of the live
+// rows of each block of ivBlock row ids. Expired rows are flagged and
+// deleted from the store; once they outnumber the live ones (and are at
+// least purgeMin) the store is compacted and the rows renumbered and
+// re-indexed, so each row is copied a bounded number of times.
 type ivBuffer struct {
-	chunks []ivChunk
-	rows   []ivRow
-	head   []int32 // bucket -> first row id + 1
-	tmask  uint64
-	live   int
-	bytes  int64 // of the chunks' records
+	store    *rowstore.Store // nil until the side buffers a row
+	rows     []ivRow         // by row id: len(rows) == store.IDs()
+	head     []int32         // bucket -> first row id + 1
+	tmask    uint64
+	live     int
+	blockExp []int64 // by row id / ivBlock; math.MaxInt64: no live row
 }
 
 // metaBytes approximates the memory of the rows' bookkeeping and index.
 func (b *ivBuffer) metaBytes() int64 {
-	return int64(len(b.rows))*24 + int64(len(b.head))*4
+	return int64(len(b.rows))*24 + int64(len(b.head))*4 + int64(len(b.blockExp))*8
 }
 
-// chunkOf returns the index of the chunk holding row id.
-func (b *ivBuffer) chunkOf(id int32) int {
-	lo, hi := 0, len(b.chunks)
-	for hi-lo > 1 {
-		m := int(uint(lo+hi) >> 1)
-		if b.chunks[m].first <= id {
-			lo = m
-		} else {
-			hi = m
-		}
+// storeBytes approximates the memory of the buffered rows' columns (none
+// once the buffer is emptied).
+func (b *ivBuffer) storeBytes() int64 {
+	if b.store == nil || b.store.IDs() == 0 {
+		return 0
 	}
-	return lo
+	return b.store.SizeBytes()
+}
+
+// noteExpiry records that row id expires at e.
+func (b *ivBuffer) noteExpiry(id int, e int64) {
+	blk := id / ivBlock
+	for len(b.blockExp) <= blk {
+		b.blockExp = append(b.blockExp, math.MaxInt64)
+	}
+	b.blockExp[blk] = min(b.blockExp[blk], e)
 }
 
 // reindex rebuilds the hash index over the live rows, with room for as
@@ -505,24 +497,34 @@ func (b *ivBuffer) grow(n int) {
 	b.rows = rows
 }
 
-// release drops every chunk and row. The bookkeeping slices keep their
-// capacity when it is small, so that a side that empties at every
+// release drops every row. The store and the bookkeeping slices keep
+// their capacity when it is small, so that a side that empties at every
 // watermark does not regrow them each time.
 func (b *ivBuffer) release() {
-	for _, c := range b.chunks {
-		if c.rec != nil {
-			c.rec.Release()
+	st := b.store
+	if st != nil {
+		st.Reset()
+		if st.SizeBytes() > 16*ivKeepRows {
+			st.Release()
+			st = nil
 		}
 	}
-	rows, head, chunks := b.rows[:0], b.head[:0], b.chunks[:0]
+	rows, head, exp := b.rows[:0], b.head[:0], b.blockExp[:0]
 	if cap(rows) > ivKeepRows {
 		rows = nil
 	}
 	if cap(head) > 4*ivKeepRows {
 		head = nil
 	}
-	clear(chunks[:cap(chunks)])
-	*b = ivBuffer{rows: rows, head: head, chunks: chunks}
+	*b = ivBuffer{store: st, rows: rows, head: head, blockExp: exp}
+}
+
+// close releases the buffer's memory for good.
+func (b *ivBuffer) close() {
+	if b.store != nil {
+		b.store.Release()
+	}
+	*b = ivBuffer{}
 }
 
 // intervalOp is one subtask of an interval join.
@@ -554,6 +556,8 @@ type intervalOp struct {
 	candP    []int32 // candidate pairs: probe row (index in acc) ...
 	candS    []int32 // ... and buffered row id
 	chunkIx  []int32
+	keepSel  []int32
+	keepHash []uint64
 	sortP    []int32
 	sortS    []int32
 	counts   []int32
@@ -564,7 +568,7 @@ type intervalOp struct {
 }
 
 // ivGroup is a run of positions [start, end) in a list of buffered rows
-// sorted by chunk, all in chunk.
+// sorted by chunk, all in chunk (of the side's row store).
 type ivGroup struct {
 	chunk      int
 	start, end int
@@ -608,7 +612,7 @@ func (o *intervalOp) Stats() Stats {
 func (o *intervalOp) stateBytes() int64 {
 	var n int64
 	for i := range o.bufs {
-		n += o.bufs[i].bytes + o.bufs[i].metaBytes()
+		n += o.bufs[i].storeBytes() + o.bufs[i].metaBytes()
 	}
 	return n
 }
@@ -763,15 +767,18 @@ func (o *intervalOp) probe(side int, rec arrow.RecordBatch, out arrowflow.Emitte
 // the chunk groups.
 func (o *intervalOp) groupByChunk(b *ivBuffer, ids, par []int32) []ivGroup {
 	n := len(ids)
+	st := b.store
 	o.chunkIx = slices.Grow(o.chunkIx[:0], n)[:n]
-	last := -1
+	last, lo, hi := -1, int32(0), int32(0)
 	for i, id := range ids {
-		if last < 0 || id < b.chunks[last].first || id >= b.chunks[last].first+b.chunks[last].n {
-			last = b.chunkOf(id)
+		if last < 0 || id < lo || id >= hi {
+			last = st.ChunkOf(id)
+			rec, first := st.Chunk(last)
+			lo, hi = first, first+int32(rec.NumRows())
 		}
 		o.chunkIx[i] = int32(last)
 	}
-	nc := len(b.chunks)
+	nc := st.NumChunks()
 	o.counts = slices.Grow(o.counts[:0], nc+1)[:nc+1]
 	clear(o.counts)
 	for _, c := range o.chunkIx {
@@ -793,8 +800,9 @@ func (o *intervalOp) groupByChunk(b *ivBuffer, ids, par []int32) []ivGroup {
 		c := o.chunkIx[i]
 		p := o.counts[c]
 		o.counts[c]++
+		_, first := st.Chunk(int(c))
 		o.sortS[p] = id
-		o.local[p] = b.chunks[c].phys(id - b.chunks[c].first)
+		o.local[p] = id - first
 		if par != nil {
 			o.sortP[p] = par[i]
 		}
@@ -822,7 +830,7 @@ func (o *intervalOp) flushPairs(side int, rec arrow.RecordBatch, out arrowflow.E
 		o.ok[i] = true
 	}
 	for _, g := range groups {
-		chunk := ob.chunks[g.chunk].rec
+		chunk, _ := ob.store.Chunk(g.chunk)
 		pi, si, ok := o.ids[g.start:g.end], o.local[g.start:g.end], o.ok[g.start:g.end]
 		for c, eq := range o.c.keyEq {
 			pc, sc := rec.Column(d.keyIdx[c]), chunk.Column(od.keyPos[c])
@@ -913,10 +921,11 @@ func (o *intervalOp) emit(srcs [2]ivSource, n int, out arrowflow.Emitter) error 
 // gatherBuffered gathers stored column p of the source's buffered rows:
 // one Take per chunk, concatenated when the rows span several chunks.
 func (o *intervalOp) gatherBuffered(src ivSource, p int) (arrow.Array, error) {
-	chunks := src.buf.chunks
+	st := src.buf.store
 	if len(src.groups) == 1 {
 		g := src.groups[0]
-		return kernels.Take(o.mem, chunks[g.chunk].rec.Column(p), src.local[g.start:g.end])
+		rec, _ := st.Chunk(g.chunk)
+		return kernels.Take(o.mem, rec.Column(p), src.local[g.start:g.end])
 	}
 	parts := make([]arrow.Array, 0, len(src.groups))
 	defer func() {
@@ -925,7 +934,8 @@ func (o *intervalOp) gatherBuffered(src ivSource, p int) (arrow.Array, error) {
 		}
 	}()
 	for _, g := range src.groups {
-		a, err := kernels.Take(o.mem, chunks[g.chunk].rec.Column(p), src.local[g.start:g.end])
+		rec, _ := st.Chunk(g.chunk)
+		a, err := kernels.Take(o.mem, rec.Column(p), src.local[g.start:g.end])
 		if err != nil {
 			return nil, err
 		}
@@ -951,152 +961,74 @@ func (o *intervalOp) emitPaddedInput(side int, rec arrow.RecordBatch, rows []int
 }
 
 // buffer appends the accepted rows o.keep (indexes in o.acc) of the batch
-// rec to side's buffer, as one chunk: the stored columns are shared with
-// rec when every row of rec is kept, and gathered otherwise.
+// rec to side's buffer: their stored columns to the row store (shared
+// with rec when every row of a large rec is kept, copied otherwise),
+// their bookkeeping to rows, and indexes them.
 func (o *intervalOp) buffer(side int, rec arrow.RecordBatch) error {
 	d := &o.c.sides[side]
 	b := &o.bufs[side]
 	if len(b.rows)+len(o.keep) > math.MaxInt32-1 {
 		return fmt.Errorf("interval join %s: more than %d %s rows buffered in one subtask; raise the parallelism or narrow the interval", o.info.Name, math.MaxInt32, d.name)
 	}
+	st, err := o.sideStore(side)
+	if err != nil {
+		return err
+	}
 	cols := make([]arrow.Array, len(d.storeIdx))
 	for k, i := range d.storeIdx {
 		cols[k] = rec.Column(i)
 	}
 	proj := array.NewRecordBatch(d.stored, cols, rec.NumRows())
+	defer proj.Release()
 	var sel []int32
 	if len(o.keep) != int(rec.NumRows()) { // o.acc is increasing: equal length means every row
-		sel = make([]int32, len(o.keep))
-		for i, k := range o.keep {
-			sel[i] = o.acc[k]
+		sel = o.keepSel[:0]
+		for _, k := range o.keep {
+			sel = append(sel, o.acc[k])
 		}
+		o.keepSel = sel
+	}
+	hashes := o.keepHash[:0]
+	for _, k := range o.keep {
+		hashes = append(hashes, o.accHash[k])
+	}
+	o.keepHash = hashes
+	var first rowstore.RowID
+	if sel == nil {
+		// Every row: the store shares rec's columns (a large batch) rather
+		// than copying them.
+		first, err = st.AppendShared(proj, hashes)
+	} else {
+		first, err = st.Append(proj, sel, hashes)
+	}
+	if err != nil {
+		return fmt.Errorf("interval join %s: buffering %s rows: %w", o.info.Name, d.name, err)
 	}
 	from := len(b.rows)
-	minExp := int64(math.MaxInt64)
+	if int(first) != from {
+		return fmt.Errorf("interval join %s: %s row store handed out row id %d, the buffer holds %d rows", o.info.Name, d.name, first, from)
+	}
 	b.grow(len(o.keep))
 	for _, k := range o.keep {
 		b.rows = append(b.rows, ivRow{hash: o.accHash[k], time: o.accTime[k], flags: o.accFlags[k] & ivMatched})
-		minExp = min(minExp, ivAdd(o.accTime[k], d.hi))
+		b.noteExpiry(len(b.rows)-1, ivAdd(o.accTime[k], d.hi))
 	}
-	return o.addChunk(side, proj, sel, from, minExp)
-}
-
-// addChunk appends rec (rows sel of it, or all when sel is nil), holding
-// row ids [from, len(rows)) (already in rows), as a chunk of side's
-// buffer, indexes the rows, gathers a trailing run of pending chunks when
-// it is long enough (or before a chunk that is not pending), and
-// concatenates a trailing run of small chunks.
-func (o *intervalOp) addChunk(side int, rec arrow.RecordBatch, sel []int32, from int, minExp int64) error {
-	b := &o.bufs[side]
-	if sel == nil {
-		if err := o.gatherPending(side, 0); err != nil {
-			rec.Release()
-			return err
-		}
-	}
-	n := int32(len(b.rows) - from)
-	c := ivChunk{rec: rec, sel: sel, first: int32(from), n: n, live: n, minExpiry: minExp, bytes: joinRecordBytes(rec)}
-	b.chunks = append(b.chunks, c)
-	b.live += int(n)
-	b.bytes += c.bytes
+	b.live += len(o.keep)
 	b.add(from, o.hashMask)
-	if sel != nil {
-		if err := o.gatherPending(side, joinSmallChunk); err != nil {
-			return err
-		}
-	}
-	// Small chunks are concatenated by tiers, joinCompactRun at a time:
-	// sixteen chunks of under 16 rows make one of at least 16, sixteen of
-	// those one of at least 256, and so on up to joinSmallChunk rows, so
-	// that each row is copied at most a few times.
-	for {
-		last := b.chunks[len(b.chunks)-1]
-		if last.n >= joinSmallChunk {
-			return nil
-		}
-		if last.sel != nil {
-			return nil // pending, gathered later
-		}
-		tier, run := ivTier(last.n), 0
-		for run < len(b.chunks) {
-			t := b.chunks[len(b.chunks)-1-run]
-			if t.rec == nil || t.sel != nil || t.n >= joinSmallChunk || ivTier(t.n) != tier {
-				break
-			}
-			run++
-		}
-		if run < joinCompactRun {
-			return nil
-		}
-		if err := o.mergeChunks(side, len(b.chunks)-run, len(b.chunks)); err != nil {
-			return err
-		}
-	}
-}
-
-// phys is the row of the chunk's record holding its row i.
-func (c *ivChunk) phys(i int32) int32 {
-	if c.sel != nil {
-		return c.sel[i]
-	}
-	return i
-}
-
-// ivTier is the floor of the base-16 logarithm of n.
-func ivTier(n int32) int {
-	t := 0
-	for ; n >= 16; n >>= 4 {
-		t++
-	}
-	return t
-}
-
-// gatherPending gathers the trailing run of pending chunks of side's
-// buffer into one chunk when it holds at least minRows rows or
-// joinCompactRun chunks.
-func (o *intervalOp) gatherPending(side int, minRows int32) error {
-	b := &o.bufs[side]
-	run, rows := 0, int32(0)
-	for run < len(b.chunks) {
-		c := &b.chunks[len(b.chunks)-1-run]
-		if c.sel == nil {
-			break
-		}
-		run, rows = run+1, rows+c.n
-	}
-	if run == 0 || (rows < minRows && run < joinCompactRun) {
-		return nil
-	}
-	return o.mergeChunks(side, len(b.chunks)-run, len(b.chunks))
-}
-
-// mergeChunks gathers chunks [from, to) of side's buffer (each with its
-// record, pending or not) into one; their row ids are consecutive, so the
-// index does not change.
-func (o *intervalOp) mergeChunks(side, from, to int) error {
-	b := &o.bufs[side]
-	run := b.chunks[from:to]
-	recs := make([]arrow.RecordBatch, len(run))
-	sels := make([][]int32, len(run))
-	for i, c := range run {
-		recs[i], sels[i] = c.rec, c.sel
-	}
-	merged, err := kernels.GatherRecords(o.mem, o.c.sides[side].stored, recs, sels)
-	if err != nil {
-		return fmt.Errorf("interval join %s: %w", o.info.Name, err)
-	}
-	m := ivChunk{rec: merged, first: run[0].first, minExpiry: math.MaxInt64, bytes: joinRecordBytes(merged)}
-	for _, c := range run {
-		m.n += c.n
-		m.live += c.live
-		m.minExpiry = min(m.minExpiry, c.minExpiry)
-		b.bytes -= c.bytes
-		c.rec.Release()
-	}
-	b.bytes += m.bytes
-	b.chunks[from] = m
-	b.chunks = slices.Delete(b.chunks, from+1, to)
 	return nil
+}
+
+// sideStore returns side's row store, making it on first use.
+func (o *intervalOp) sideStore(side int) (*rowstore.Store, error) {
+	b := &o.bufs[side]
+	if b.store == nil {
+		st, err := rowstore.New(o.c.sides[side].stored, o.mem)
+		if err != nil {
+			return nil, fmt.Errorf("interval join %s: %w", o.info.Name, err)
+		}
+		b.store = st
+	}
+	return b.store, nil
 }
 
 func (o *intervalOp) ProcessWatermark(wm arrowflow.EventTime, out arrowflow.Emitter) error {
@@ -1127,13 +1059,13 @@ func (o *intervalOp) expire(side int, h int64, out arrowflow.Emitter) error {
 	}
 	d := &o.c.sides[side]
 	pad := o.ids[:0]
-	for ci := range b.chunks {
-		c := &b.chunks[ci]
-		if c.live == 0 || c.minExpiry > h {
+	for blk, exp := range b.blockExp {
+		if exp > h {
 			continue
 		}
 		next := int64(math.MaxInt64)
-		rows := b.rows[c.first : c.first+c.n]
+		lo := blk * ivBlock
+		rows := b.rows[lo:min(lo+ivBlock, len(b.rows))]
 		for i := range rows {
 			r := &rows[i]
 			if r.flags&ivDead != 0 {
@@ -1145,13 +1077,13 @@ func (o *intervalOp) expire(side int, h int64, out arrowflow.Emitter) error {
 				continue
 			}
 			r.flags |= ivDead
-			c.live--
+			b.store.Delete(rowstore.RowID(lo + i))
 			b.live--
 			if d.outer && r.flags&ivMatched == 0 {
-				pad = append(pad, c.first+int32(i))
+				pad = append(pad, int32(lo+i))
 			}
 		}
-		c.minExpiry = next
+		b.blockExp[blk] = next
 	}
 	o.ids = pad
 	for len(pad) > 0 {
@@ -1169,103 +1101,46 @@ func (o *intervalOp) expire(side int, h int64, out arrowflow.Emitter) error {
 		b.release()
 		return nil
 	}
-	for ci := range b.chunks {
-		if c := &b.chunks[ci]; c.live == 0 && c.rec != nil {
-			c.rec.Release()
-			c.rec, c.sel = nil, nil
-			b.bytes -= c.bytes
-			c.bytes = 0
-		}
-	}
 	if dead := len(b.rows) - b.live; dead >= o.purgeMin && dead > b.live {
 		return o.compact(side)
 	}
 	return nil
 }
 
-// compact rewrites side's buffer without its dead rows, in place (a row
-// only moves to a lower id): chunks that are all live are kept as they
-// are; chunks partly live (or pending) whose live rows are at least half
-// of their record's keep the record and select those rows; others are
-// gathered; runs of small chunks are concatenated; and the rows are
-// re-indexed.
+// compact drops side's dead rows: the row store keeps its live rows
+// (rowstore.Store.CompactChunks, which renumbers them in order, keeps
+// chunks that are all live as they are and copies only the live rows of
+// partly dead ones: rows expire about in arrival order), the bookkeeping
+// follows the new ids, and the rows are re-indexed.
 func (o *intervalOp) compact(side int) error {
 	b := &o.bufs[side]
-	// Gather the partly live chunks first, so that a failure leaves the
-	// buffer as it was.
-	taken := make([]arrow.RecordBatch, len(b.chunks))
-	sels := make([][]int32, len(b.chunks))
-	for ci, c := range b.chunks {
-		if c.live == 0 || (c.live == c.n && c.sel == nil) {
-			continue
-		}
-		o.local = o.local[:0]
-		for i, r := range b.rows[c.first : c.first+c.n] {
-			if r.flags&ivDead == 0 {
-				o.local = append(o.local, c.phys(int32(i)))
-			}
-		}
-		if 2*int64(len(o.local)) >= c.rec.NumRows() {
-			sels[ci] = slices.Clone(o.local)
-			continue
-		}
-		rec, err := kernels.TakeRecord(o.mem, c.rec, o.local)
-		if err != nil {
-			for _, t := range taken {
-				if t != nil {
-					t.Release()
-				}
-			}
-			return fmt.Errorf("interval join %s: %w", o.info.Name, err)
-		}
-		taken[ci] = rec
+	d := &o.c.sides[side]
+	remap, err := b.store.CompactChunks()
+	if err != nil {
+		return fmt.Errorf("interval join %s: compacting the %s rows: %w", o.info.Name, d.name, err)
 	}
-	w, nc := 0, 0
-	b.bytes = 0
-	for ci, c := range b.chunks {
-		if c.live == 0 {
-			if c.rec != nil {
-				c.rec.Release()
-			}
-			continue
-		}
-		first := w
-		for _, r := range b.rows[c.first : c.first+c.n] {
-			if r.flags&ivDead == 0 {
-				b.rows[w] = r
-				w++
-			}
-		}
-		if t := taken[ci]; t != nil {
-			c.rec.Release()
-			c.rec = t
-		}
-		nb := joinRecordBytes(c.rec)
-		b.bytes += nb
-		b.chunks[nc] = ivChunk{rec: c.rec, sel: sels[ci], first: int32(first), n: c.live, live: c.live, minExpiry: c.minExpiry, bytes: nb}
-		nc++
+	if remap == nil {
+		return nil
 	}
-	clear(b.chunks[nc:])
-	b.chunks, b.rows = b.chunks[:nc], b.rows[:w]
+	w := 0
+	for id := range b.rows {
+		if nid := remap[id]; nid >= 0 { // nid <= id: in place
+			b.rows[nid] = b.rows[id]
+			w++
+		}
+	}
+	b.rows = b.rows[:w]
 	if cap(b.rows) > ivKeepRows && cap(b.rows) > 4*w {
 		// The buffer shrank a lot: give the memory back.
 		rows := make([]ivRow, w, 2*w)
 		copy(rows, b.rows)
 		b.rows = rows
 	}
-	b.reindex(o.hashMask, 2*w)
-	// Concatenate runs of small chunks.
-	for i := 0; i < len(b.chunks); i++ {
-		j := i
-		for j < len(b.chunks) && b.chunks[j].n < joinSmallChunk {
-			j++
-		}
-		if j-i >= 2 {
-			if err := o.mergeChunks(side, i, j); err != nil {
-				return err
-			}
-		}
+	b.blockExp = b.blockExp[:0]
+	for id, r := range b.rows {
+		b.noteExpiry(id, ivAdd(r.time, d.hi))
 	}
+	b.reindex(o.hashMask, 2*w)
 	return nil
 }
 
@@ -1282,71 +1157,31 @@ func (o *intervalOp) Finish(out arrowflow.Emitter) error {
 }
 
 // SnapshotState writes each side's live buffered rows as one table
-// (interval_left, interval_right): the key group, the matched flag, then
-// the stored columns; and the watermark as a second table.
+// (interval_left, interval_right) in the row store's tagged layout
+// (rowstore.SnapshotTagged: the stored columns, the key group, the key
+// hash, and the matched flag as the tag, 1 for a matched row); and the
+// watermark as a second table. Rows without keys have key hash 0.
 func (o *intervalOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
 	for side := range o.bufs {
 		b := &o.bufs[side]
-		for _, c := range b.chunks {
-			if c.live == 0 {
-				continue
-			}
-			if err := o.writeChunk(w, side, c); err != nil {
-				return err
-			}
+		if b.live == 0 {
+			continue
+		}
+		rows := b.rows
+		err := b.store.SnapshotTagged(w, o.c.sides[side].table, o.info.MaxParallelism, func(id rowstore.RowID) int64 {
+			return int64(rows[id].flags & ivMatched)
+		})
+		if err != nil {
+			return fmt.Errorf("interval join %s: snapshot of the %s rows: %w", o.info.Name, o.c.sides[side].name, err)
 		}
 	}
 	return writeMeta(o.mem, o.wm, w)
 }
 
-func (o *intervalOp) writeChunk(w state.SnapshotWriter, side int, c ivChunk) error {
-	d := &o.c.sides[side]
-	rows := o.bufs[side].rows[c.first : c.first+c.n]
-	rec := c.rec
-	rec.Retain()
-	defer func() { rec.Release() }()
-	if c.live < c.n || c.sel != nil {
-		o.local = o.local[:0]
-		for i, r := range rows {
-			if r.flags&ivDead == 0 {
-				o.local = append(o.local, c.phys(int32(i)))
-			}
-		}
-		taken, err := kernels.TakeRecord(o.mem, c.rec, o.local)
-		if err != nil {
-			return fmt.Errorf("interval join %s: snapshot: %w", o.info.Name, err)
-		}
-		rec.Release()
-		rec = taken
-	}
-	kb := array.NewUint16Builder(o.mem)
-	defer kb.Release()
-	mb := array.NewBooleanBuilder(o.mem)
-	defer mb.Release()
-	kb.Reserve(int(c.live))
-	mb.Reserve(int(c.live))
-	for _, r := range rows {
-		if r.flags&ivDead != 0 {
-			continue
-		}
-		kg := o.info.KeyGroups.Start
-		if !o.c.keyless {
-			kg = kernels.KeyGroupOf(r.hash, o.info.MaxParallelism)
-		}
-		kb.UnsafeAppend(uint16(kg))
-		mb.UnsafeAppend(r.flags&ivMatched != 0)
-	}
-	kcol, mcol := kb.NewArray(), mb.NewArray()
-	defer kcol.Release()
-	defer mcol.Release()
-	snap := array.NewRecordBatch(d.state, append([]arrow.Array{kcol, mcol}, rec.Columns()...), int64(c.live))
-	defer snap.Release()
-	return w.Write(d.table, snap)
-}
-
 // RestoreState loads the buffered rows of the key groups this subtask
-// owns, from one or more old subtasks' snapshots. Rows without keys
-// belong to the first key group of the subtask that wrote them.
+// owns, from one or more old subtasks' snapshots. A snapshot of the
+// layout weir used before the row stores (_key_group and _matched
+// columns first) is refused.
 func (o *intervalOp) RestoreState(r state.SnapshotReader) error {
 	wm, sawMeta, err := readMeta(r)
 	if err != nil {
@@ -1355,87 +1190,50 @@ func (o *intervalOp) RestoreState(r state.SnapshotReader) error {
 	if sawMeta {
 		o.wm = wm
 	}
-	tables := r.Tables()
 	for side := range o.c.sides {
 		d := &o.c.sides[side]
-		if !slices.Contains(tables, d.table) {
-			continue
+		b := &o.bufs[side]
+		from := len(b.rows)
+		into := func(int64) (*rowstore.Store, error) { return o.sideStore(side) }
+		err := rowstore.RestoreTagged(r, d.table, d.stored, o.info.KeyGroups, into,
+			func(tag int64, st *rowstore.Store, first rowstore.RowID, rec arrow.RecordBatch) error {
+				if int(first) != len(b.rows) {
+					return fmt.Errorf("%s row store handed out row id %d, the buffer holds %d rows", d.name, first, len(b.rows))
+				}
+				var f uint8
+				if tag&int64(ivMatched) != 0 {
+					f = ivMatched
+				}
+				n := int(rec.NumRows())
+				ts := rec.Column(d.timePos).(*array.Timestamp)
+				b.grow(n)
+				for i := range n {
+					t := int64(arrowflow.TimestampToEventTime(ts.Value(i), d.timeUnit))
+					b.rows = append(b.rows, ivRow{hash: st.Hash(first + rowstore.RowID(i)), time: t, flags: f})
+					b.noteExpiry(len(b.rows)-1, ivAdd(t, d.hi))
+				}
+				b.live += n
+				return nil
+			})
+		var se *rowstore.SchemaError
+		switch {
+		case errors.As(err, &se) && !se.Tagged():
+			return fmt.Errorf("interval join %s: snapshot table %q has the snapshot layout of an older weir version (buffered rows without key hashes), which this version cannot restore; restart the job without its state: %w", o.info.Name, d.table, err)
+		case errors.As(err, &se):
+			return fmt.Errorf("interval join %s: snapshot %s state does not match this job's %s rows (did the query change?): %w", o.info.Name, d.name, d.name, err)
+		case err != nil:
+			return fmt.Errorf("interval join %s: restoring %s rows: %w", o.info.Name, d.name, err)
 		}
-		err := r.Read(d.table, func(rec arrow.RecordBatch) error { return o.restoreChunk(side, rec) })
-		if err != nil {
-			return err
+		if len(b.rows) > from {
+			b.add(from, o.hashMask)
 		}
 	}
 	return o.reportState()
 }
 
-func (o *intervalOp) restoreChunk(side int, rec arrow.RecordBatch) error {
-	d := &o.c.sides[side]
-	if !rec.Schema().Equal(d.state) {
-		return fmt.Errorf("interval join %s: snapshot %s state schema %s does not match this job's %s", o.info.Name, d.name, rec.Schema(), d.state)
-	}
-	n := int(rec.NumRows())
-	if n == 0 {
-		return nil
-	}
-	stored := array.NewRecordBatch(d.stored, rec.Columns()[2:], int64(n))
-	defer stored.Release()
-	hashes := make([]uint64, n)
-	if !o.c.keyless {
-		keys := make([]arrow.Array, len(d.keyPos))
-		for k, p := range d.keyPos {
-			keys[k] = stored.Column(p)
-		}
-		if err := kernels.HashColumns(keys, nil, hashes); err != nil {
-			return fmt.Errorf("interval join %s: restoring %s rows: %w", o.info.Name, d.name, err)
-		}
-	}
-	kgs := rec.Column(0).(*array.Uint16)
-	matched := rec.Column(1).(*array.Boolean)
-	ts := stored.Column(d.timePos).(*array.Timestamp)
-	sel := o.local[:0]
-	for i := 0; i < n; i++ {
-		if o.info.KeyGroups.Contains(int(kgs.Value(i))) {
-			sel = append(sel, int32(i))
-		}
-	}
-	o.local = sel
-	if len(sel) == 0 {
-		return nil
-	}
-	b := &o.bufs[side]
-	if len(b.rows)+len(sel) > math.MaxInt32-1 {
-		return fmt.Errorf("interval join %s: more than %d %s rows to restore in one subtask; raise the parallelism", o.info.Name, math.MaxInt32, d.name)
-	}
-	from := len(b.rows)
-	minExp := int64(math.MaxInt64)
-	b.grow(len(sel))
-	for _, i := range sel {
-		t := int64(arrowflow.TimestampToEventTime(ts.Value(int(i)), d.timeUnit))
-		var f uint8
-		if matched.Value(int(i)) {
-			f = ivMatched
-		}
-		b.rows = append(b.rows, ivRow{hash: hashes[i], time: t, flags: f})
-		minExp = min(minExp, ivAdd(t, d.hi))
-	}
-	keep := stored
-	if len(sel) < n {
-		taken, err := kernels.TakeRecord(o.mem, stored, sel)
-		if err != nil {
-			b.rows = b.rows[:from]
-			return fmt.Errorf("interval join %s: restoring %s rows: %w", o.info.Name, d.name, err)
-		}
-		keep = taken
-	} else {
-		keep.Retain()
-	}
-	return o.addChunk(side, keep, nil, from, minExp)
-}
-
 func (o *intervalOp) Close() error {
 	for i := range o.bufs {
-		o.bufs[i].release()
+		o.bufs[i].close()
 	}
 	if o.info != nil {
 		_ = o.info.StateBudget.Set(0, 0)

@@ -1,6 +1,7 @@
 package window
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/kernels"
 	"github.com/weirflow/weir/state"
+	"github.com/weirflow/weir/state/rowstore"
 )
 
 // JoinKind says which rows a window join emits for each window.
@@ -82,10 +84,12 @@ func (k JoinKind) String() string {
 //
 // State is the buffered rows of each side, per pane (the window for
 // tumbling windows, gcd(size, slide) for hopping ones, so that a row is
-// stored once however many windows it belongs to), as Arrow record
-// batches of the columns the join needs. Snapshots write them as columnar
-// tables with a key-group column, so a job can restore into another
-// parallelism.
+// stored once however many windows it belongs to), in a row store
+// (state/rowstore) of the columns the join needs. Snapshots write them in
+// the row stores' tagged layout (the key group, the key hash and the pane
+// start beside the columns), so a job can restore into another
+// parallelism. Snapshots of the layout before the row stores do not
+// restore: RestoreState says so.
 type Join struct {
 	// Left and Right are the schemas of the two inputs' batches.
 	Left, Right *arrow.Schema
@@ -167,11 +171,12 @@ const (
 	joinLeft, joinRight = 0, 1
 	// joinOutRows bounds the rows of one output batch.
 	joinOutRows = 1 << 16
-	// A pane side's trailing run of joinCompactRun chunks of fewer than
-	// joinSmallChunk rows each is concatenated into one chunk, so that
-	// tiny input batches do not leave thousands of tiny records in state.
-	// Each row is copied at most a few times (log base joinCompactRun of
-	// joinSmallChunk) before it sits in a chunk that is no longer small.
+	// The temporal join concatenates a trailing run of joinCompactRun
+	// chunks of fewer than joinSmallChunk rows each into one chunk, so
+	// that tiny input batches do not leave thousands of tiny records in
+	// state. (The window and interval joins keep their rows in row
+	// stores, which merge small chunks themselves; the interval join's
+	// tests bound its chunks with these constants.)
 	joinCompactRun = 16
 	joinSmallChunk = 1024
 )
@@ -184,13 +189,14 @@ type joinSideSpec struct {
 	timeUnit arrow.TimeUnit
 	keyIdx   []int // key columns in the input
 	// storeIdx lists, ascending, the input columns held in state: the
-	// keys and the output columns. stored is their schema.
+	// keys and the output columns. stored is their schema, the schema of
+	// the side's row stores.
 	storeIdx []int
 	stored   *arrow.Schema
 	keyPos   []int // the key columns, by index in stored
 	outPos   []int // the output columns, by index in stored
-	// state is the snapshot table's schema: _pane, _key_group, stored.
-	state      *arrow.Schema
+	// table is the snapshot table: the row stores' tagged layout
+	// (rowstore.SnapshotTagged), the tag being the pane start.
 	table      string
 	lateOutput string
 	// keepNullKeys: rows with a NULL key are held because the kind emits
@@ -313,6 +319,15 @@ func (j Join) compile() (*joinCompiled, error) {
 		for p, i := range d.storeIdx {
 			fields[p] = sp.schema.Field(i)
 		}
+		for p, f := range fields {
+			if slices.Contains(d.keyIdx, d.storeIdx[p]) {
+				continue // checked with the key types below
+			}
+			if !rowstore.Storable(f.Type) {
+				return nil, fmt.Errorf("window join: %s column %q has type %s, which the join cannot buffer (nested types are not supported); leave it out of the %s output columns",
+					sp.name, f.Name, f.Type, sp.name)
+			}
+		}
 		d.stored = arrow.NewSchema(fields, nil)
 		for _, i := range d.keyIdx {
 			d.keyPos = append(d.keyPos, slices.Index(d.storeIdx, i))
@@ -328,10 +343,6 @@ func (j Join) compile() (*joinCompiled, error) {
 			names[f.Name] = true
 			outFields = append(outFields, f)
 		}
-		d.state = arrow.NewSchema(append([]arrow.Field{
-			{Name: paneColumn, Type: arrow.PrimitiveTypes.Int64},
-			{Name: state.KeyGroupColumn, Type: arrow.PrimitiveTypes.Uint16},
-		}, fields...), nil)
 		c.sides[s] = d
 	}
 	l, r := &c.sides[joinLeft], &c.sides[joinRight]
@@ -358,21 +369,22 @@ func (j Join) compile() (*joinCompiled, error) {
 	return c, nil
 }
 
-// joinChunk is a run of one side's buffered rows: the stored columns and
-// each row's key hash (kernels.HashColumns over the key columns, the hash
-// the keyed exchange routes by).
-type joinChunk struct {
+// joinRows is one side's rows of a window being joined: the stored
+// columns and each row's key hash (kernels.HashColumns over the key
+// columns, the hash the keyed exchange routes by).
+type joinRows struct {
 	rec    arrow.RecordBatch
 	hashes []uint64
-	bytes  int64
 }
 
-func (c joinChunk) rows() int { return len(c.hashes) }
+func (c joinRows) rows() int { return len(c.hashes) }
 
 // joinPane holds the rows of both sides whose event time falls into one
-// pane.
+// pane, a row store per side (nil until the side has a row). Panes only
+// grow until they are dropped whole, so no row is ever deleted and the
+// stores' row ids are dense.
 type joinPane struct {
-	chunks [2][]joinChunk
+	stores [2]*rowstore.Store
 }
 
 // joinOp is one subtask of a window join.
@@ -538,9 +550,10 @@ func joinAnyNull(cols []arrow.Array, r int) bool {
 	return false
 }
 
-// buffer stores the rows sel of rec (with their key hashes) in pane p of
-// the given side: the stored columns are shared with rec when every row
-// of rec goes to the pane, and gathered otherwise.
+// buffer appends the rows sel of rec (with their key hashes) to the row
+// store of pane p and the given side: the stored columns are shared with
+// rec when every row of a large rec goes to the pane, and copied
+// otherwise.
 func (o *joinOp) buffer(side int, p int64, rec arrow.RecordBatch, sel []int32, hashes []uint64) error {
 	d := &o.c.sides[side]
 	cols := make([]arrow.Array, len(d.storeIdx))
@@ -548,85 +561,47 @@ func (o *joinOp) buffer(side int, p int64, rec arrow.RecordBatch, sel []int32, h
 		cols[k] = rec.Column(i)
 	}
 	proj := array.NewRecordBatch(d.stored, cols, rec.NumRows())
-	chunk := joinChunk{rec: proj, hashes: slices.Clone(hashes)}
-	if len(sel) != int(rec.NumRows()) { // sel is increasing: equal length means every row
-		taken, err := kernels.TakeRecord(o.mem, proj, sel)
-		proj.Release()
-		if err != nil {
-			return fmt.Errorf("window join %s: %w", o.info.Name, err)
-		}
-		chunk.rec = taken
+	defer proj.Release()
+	if len(sel) == int(rec.NumRows()) { // sel is increasing: equal length means every row
+		sel = nil
 	}
-	return o.addChunk(side, p, chunk)
-}
-
-// addChunk appends a chunk to a pane side (taking over its record),
-// compacting a run of small chunks.
-func (o *joinOp) addChunk(side int, p int64, c joinChunk) error {
 	pn := o.panes[p]
 	if pn == nil {
 		pn = &joinPane{}
 		o.panes[p] = pn
 	}
-	c.bytes = joinRecordBytes(c.rec)
-	o.heldRows += int64(c.rows())
-	o.heldBytes += c.bytes
-	cs := append(pn.chunks[side], c)
-	run := 0
-	for run < len(cs) && cs[len(cs)-1-run].rows() < joinSmallChunk {
-		run++
+	st, err := o.paneStore(pn, side)
+	if err != nil {
+		return err
 	}
-	if run >= joinCompactRun {
-		tail := cs[len(cs)-run:]
-		merged, err := joinConcat(o.mem, o.c.sides[side].stored, tail, nil)
-		if err != nil {
-			pn.chunks[side] = cs
-			return fmt.Errorf("window join %s: %w", o.info.Name, err)
-		}
-		merged.bytes = joinRecordBytes(merged.rec)
-		for _, t := range tail {
-			o.heldBytes -= t.bytes
-			t.rec.Release()
-		}
-		o.heldBytes += merged.bytes
-		clear(tail)
-		cs = append(cs[:len(cs)-run], merged)
+	before := st.SizeBytes()
+	if sel == nil {
+		// Every row: the store shares rec's columns (a large batch) rather
+		// than copying them.
+		_, err = st.AppendShared(proj, hashes)
+	} else {
+		_, err = st.Append(proj, sel, hashes)
 	}
-	pn.chunks[side] = cs
+	if err != nil {
+		return fmt.Errorf("window join %s: buffering %s rows: %w", o.info.Name, d.name, err)
+	}
+	o.heldRows += int64(len(hashes))
+	o.heldBytes += st.SizeBytes() - before
 	return nil
 }
 
-// joinConcat concatenates chunks into one new chunk, appending the hashes
-// to hashes[:0] (nil: a new slice).
-func joinConcat(mem memory.Allocator, schema *arrow.Schema, chunks []joinChunk, hashes []uint64) (joinChunk, error) {
-	n := 0
-	for _, c := range chunks {
-		n += c.rows()
+// paneStore returns the row store of one side of a pane, making it if
+// the side has none yet.
+func (o *joinOp) paneStore(pn *joinPane, side int) (*rowstore.Store, error) {
+	if st := pn.stores[side]; st != nil {
+		return st, nil
 	}
-	hashes = slices.Grow(hashes[:0], n)
-	for _, c := range chunks {
-		hashes = append(hashes, c.hashes...)
+	st, err := rowstore.New(o.c.sides[side].stored, o.mem)
+	if err != nil {
+		return nil, fmt.Errorf("window join %s: %w", o.info.Name, err)
 	}
-	cols := make([]arrow.Array, schema.NumFields())
-	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
-		}
-	}()
-	parts := make([]arrow.Array, len(chunks))
-	for i := range cols {
-		for k, c := range chunks {
-			parts[k] = c.rec.Column(i)
-		}
-		col, err := array.Concatenate(parts, mem)
-		if err != nil {
-			return joinChunk{}, fmt.Errorf("concatenating buffered %q: %w", schema.Field(i).Name, err)
-		}
-		cols[i] = col
-	}
-	return joinChunk{rec: array.NewRecordBatch(schema, cols, int64(n)), hashes: hashes}, nil
+	pn.stores[side] = st
+	return st, nil
 }
 
 // joinRecordBytes approximates the memory rec retains: the length of every
@@ -704,40 +679,57 @@ func (o *joinOp) fire(prev, wm arrowflow.EventTime, out arrowflow.Emitter) error
 }
 
 func (o *joinOp) dropPane(pn *joinPane) {
-	for s := range pn.chunks {
-		for _, c := range pn.chunks[s] {
-			o.heldRows -= int64(c.rows())
-			o.heldBytes -= c.bytes
-			c.rec.Release()
+	for s, st := range pn.stores {
+		if st == nil {
+			continue
 		}
-		pn.chunks[s] = nil
+		o.heldRows -= int64(st.Len())
+		o.heldBytes -= st.SizeBytes()
+		st.Release()
+		pn.stores[s] = nil
 	}
 }
 
-// gather returns one side's rows of the window [start, end) as one chunk
-// (a new reference: release its record), or a chunk without record when
-// the side has no rows in the window. The chunk's hashes may be scratch
-// space, valid until the next gather of the side.
-func (o *joinOp) gather(side int, start, end int64) (joinChunk, error) {
-	var parts []joinChunk
+// gather returns one side's rows of the window [start, end) as one
+// record (a new reference: release it), or joinRows without record when
+// the side has no rows in the window. Row k of the record is, pane after
+// pane in time order, the row of id k - (rows of the earlier panes) of the
+// pane's row store: with one pane per window (tumbling windows) the
+// window's row numbers, which the hash table indexes, are the store's row
+// ids. A store of a single chunk is shared, not copied. The hashes may be
+// scratch space, valid until the next gather of the side.
+func (o *joinOp) gather(side int, start, end int64) (joinRows, error) {
+	var (
+		recs   []arrow.RecordBatch
+		stores []*rowstore.Store
+	)
 	for p := start; p < end; p += o.pane {
-		if pn := o.panes[p]; pn != nil {
-			parts = append(parts, pn.chunks[side]...)
+		if pn := o.panes[p]; pn != nil && pn.stores[side] != nil && pn.stores[side].Len() > 0 {
+			st := pn.stores[side]
+			stores = append(stores, st)
+			for c := range st.NumChunks() {
+				rec, _ := st.Chunk(c)
+				recs = append(recs, rec)
+			}
 		}
 	}
-	switch len(parts) {
+	switch len(recs) {
 	case 0:
-		return joinChunk{}, nil
+		return joinRows{}, nil
 	case 1:
-		parts[0].rec.Retain()
-		return parts[0], nil
+		recs[0].Retain()
+		return joinRows{rec: recs[0], hashes: stores[0].Hashes()}, nil
 	}
-	c, err := joinConcat(o.mem, o.c.sides[side].stored, parts, o.windowHashes[side])
+	hashes := o.windowHashes[side][:0]
+	for _, st := range stores {
+		hashes = append(hashes, st.Hashes()...)
+	}
+	o.windowHashes[side] = hashes
+	rec, err := kernels.GatherRecords(o.mem, o.c.sides[side].stored, recs, make([][]int32, len(recs)))
 	if err != nil {
-		return joinChunk{}, fmt.Errorf("window join %s: %w", o.info.Name, err)
+		return joinRows{}, fmt.Errorf("window join %s: gathering the %s rows of window [%d, %d): %w", o.info.Name, o.c.sides[side].name, start, end, err)
 	}
-	o.windowHashes[side] = c.hashes
-	return c, nil
+	return joinRows{rec: rec, hashes: hashes}, nil
 }
 
 // joinWindow joins the rows of both sides in the window [start, end) and
@@ -747,7 +739,7 @@ func (o *joinOp) gather(side int, start, end int64) (joinChunk, error) {
 // output columns are gathered with kernels.Take.
 func (o *joinOp) joinWindow(start, end int64, out arrowflow.Emitter) error {
 	o.stats.Windows++
-	var g [2]joinChunk
+	var g [2]joinRows
 	defer func() {
 		for _, c := range g {
 			if c.rec != nil {
@@ -760,9 +752,9 @@ func (o *joinOp) joinWindow(start, end int64, out arrowflow.Emitter) error {
 	var rows [2]int
 	for p := start; p < end; p += o.pane {
 		if pn := o.panes[p]; pn != nil {
-			for s := range rows {
-				for _, c := range pn.chunks[s] {
-					rows[s] += c.rows()
+			for s, st := range pn.stores {
+				if st != nil {
+					rows[s] += st.Len()
 				}
 			}
 		}
@@ -820,7 +812,7 @@ func (o *joinOp) joinWindow(start, end int64, out arrowflow.Emitter) error {
 
 // matchPairs finds the matching pairs of the window, marks the matched
 // rows, and emits the pairs if the kind outputs them.
-func (o *joinOp) matchPairs(w *joinWindowRows, g [2]joinChunk) error {
+func (o *joinOp) matchPairs(w *joinWindowRows, g [2]joinRows) error {
 	build := joinLeft
 	if g[joinRight].rows() < g[joinLeft].rows() {
 		build = joinRight
@@ -1037,45 +1029,31 @@ func (o *joinOp) Finish(out arrowflow.Emitter) error {
 }
 
 // SnapshotState writes each side's buffered rows as one table (join_left,
-// join_right) with the pane start and the key group as extra columns, and
-// the watermark as a second table.
+// join_right) in the row stores' tagged layout (rowstore.SnapshotTagged:
+// the stored columns, the key group, the key hash and the pane start as
+// the tag), and the watermark as a second table.
 func (o *joinOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
 	starts := slices.Sorted(maps.Keys(o.panes))
 	for side := range o.c.sides {
 		d := &o.c.sides[side]
 		for _, p := range starts {
-			for _, c := range o.panes[p].chunks[side] {
-				if err := o.writeChunk(w, d, p, c); err != nil {
-					return err
-				}
+			st := o.panes[p].stores[side]
+			if st == nil {
+				continue
+			}
+			err := st.SnapshotTagged(w, d.table, o.info.MaxParallelism, func(rowstore.RowID) int64 { return p })
+			if err != nil {
+				return fmt.Errorf("window join %s: snapshot of the %s rows of pane %d: %w", o.info.Name, d.name, p, err)
 			}
 		}
 	}
 	return writeMeta(o.mem, o.wm, w)
 }
 
-func (o *joinOp) writeChunk(w state.SnapshotWriter, d *joinSideSpec, p int64, c joinChunk) error {
-	n := c.rows()
-	pb := array.NewInt64Builder(o.mem)
-	defer pb.Release()
-	kb := array.NewUint16Builder(o.mem)
-	defer kb.Release()
-	pb.Reserve(n)
-	kb.Reserve(n)
-	for _, h := range c.hashes {
-		pb.UnsafeAppend(p)
-		kb.UnsafeAppend(uint16(kernels.KeyGroupOf(h, o.info.MaxParallelism)))
-	}
-	pcol, kcol := pb.NewArray(), kb.NewArray()
-	defer pcol.Release()
-	defer kcol.Release()
-	rec := array.NewRecordBatch(d.state, append([]arrow.Array{pcol, kcol}, c.rec.Columns()...), int64(n))
-	defer rec.Release()
-	return w.Write(d.table, rec)
-}
-
 // RestoreState loads the buffered rows of the key groups this subtask
-// owns, from one or more old subtasks' snapshots.
+// owns, from one or more old subtasks' snapshots, each into the row store
+// of its pane. A snapshot of the layout weir used before the row stores
+// (per-pane chunks with a _pane column first) is refused.
 func (o *joinOp) RestoreState(r state.SnapshotReader) error {
 	wm, sawMeta, err := readMeta(r)
 	if err != nil {
@@ -1084,71 +1062,37 @@ func (o *joinOp) RestoreState(r state.SnapshotReader) error {
 	if sawMeta {
 		o.wm = wm
 	}
-	tables := r.Tables()
 	for side := range o.c.sides {
 		d := &o.c.sides[side]
-		if !slices.Contains(tables, d.table) {
-			continue // that side held no rows
+		into := func(p int64) (*rowstore.Store, error) {
+			pn := o.panes[p]
+			if pn == nil {
+				pn = &joinPane{}
+				o.panes[p] = pn
+			}
+			return o.paneStore(pn, side)
 		}
-		err := r.Read(d.table, func(rec arrow.RecordBatch) error { return o.restoreChunk(side, rec) })
-		if err != nil {
-			return err
+		err := rowstore.RestoreTagged(r, d.table, d.stored, o.info.KeyGroups, into, nil)
+		var se *rowstore.SchemaError
+		switch {
+		case errors.As(err, &se) && !se.Tagged():
+			return fmt.Errorf("window join %s: snapshot table %q has the snapshot layout of an older weir version (rows by pane without key hashes), which this version cannot restore; restart the job without its state: %w", o.info.Name, d.table, err)
+		case errors.As(err, &se):
+			return fmt.Errorf("window join %s: snapshot %s state does not match this job's %s rows (did the query change?): %w", o.info.Name, d.name, d.name, err)
+		case err != nil:
+			return fmt.Errorf("window join %s: restoring %s rows: %w", o.info.Name, d.name, err)
+		}
+	}
+	o.heldRows, o.heldBytes = 0, 0
+	for _, pn := range o.panes {
+		for _, st := range pn.stores {
+			if st != nil {
+				o.heldRows += int64(st.Len())
+				o.heldBytes += st.SizeBytes()
+			}
 		}
 	}
 	return o.reportState()
-}
-
-func (o *joinOp) restoreChunk(side int, rec arrow.RecordBatch) error {
-	d := &o.c.sides[side]
-	if !rec.Schema().Equal(d.state) {
-		return fmt.Errorf("window join %s: snapshot %s state schema %s does not match this job's %s", o.info.Name, d.name, rec.Schema(), d.state)
-	}
-	n := int(rec.NumRows())
-	stored := array.NewRecordBatch(d.stored, rec.Columns()[2:], int64(n))
-	defer stored.Release()
-	keys := make([]arrow.Array, len(d.keyPos))
-	for k, p := range d.keyPos {
-		keys[k] = stored.Column(p)
-	}
-	hashes := make([]uint64, n)
-	if err := kernels.HashColumns(keys, nil, hashes); err != nil {
-		return fmt.Errorf("window join %s: restoring %s rows: %w", o.info.Name, d.name, err)
-	}
-	panes := rec.Column(0).(*array.Int64)
-	bySel := map[int64][]int32{}
-	var order []int64
-	for i, h := range hashes {
-		if !o.info.KeyGroups.Contains(kernels.KeyGroupOf(h, o.info.MaxParallelism)) {
-			continue
-		}
-		p := panes.Value(i)
-		if _, ok := bySel[p]; !ok {
-			order = append(order, p)
-		}
-		bySel[p] = append(bySel[p], int32(i))
-	}
-	for _, p := range order {
-		sel := bySel[p]
-		ph := make([]uint64, len(sel))
-		for k, i := range sel {
-			ph[k] = hashes[i]
-		}
-		c := joinChunk{hashes: ph}
-		if len(sel) == n {
-			stored.Retain()
-			c.rec = stored
-		} else {
-			taken, err := kernels.TakeRecord(o.mem, stored, sel)
-			if err != nil {
-				return fmt.Errorf("window join %s: restoring pane %d: %w", o.info.Name, p, err)
-			}
-			c.rec = taken
-		}
-		if err := o.addChunk(side, p, c); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (o *joinOp) Close() error {

@@ -724,8 +724,8 @@ func TestJoinCompactsTinyBatches(t *testing.T) {
 	}
 	op := h.subs[0].op.(*joinOp)
 	for _, pn := range op.panes {
-		for s := range pn.chunks {
-			if n := len(pn.chunks[s]); n > 2*joinCompactRun {
+		for s, st := range pn.stores {
+			if n := st.NumChunks(); n > 2*joinCompactRun {
 				t.Errorf("side %d holds %d chunks for 1500 rows", s, n)
 			}
 		}
