@@ -99,9 +99,10 @@ type OverAggregate struct {
 	// Frame is the window frame.
 	Frame OverFrame
 	// Aggs are the aggregates: kernels.AggCountStar, AggCount, AggSum,
-	// AggAvg, AggMin, AggMax, of the types (and null rules) of
-	// kernels.NewAccumulator. SUM and AVG over decimals are not supported
-	// yet.
+	// AggAvg, AggMin, AggMax, of the result types (and null rules) of
+	// kernels.NewAccumulator. Over a sliding frame a decimal SUM is NULL
+	// while the frame's sum needs more than 38 digits (over an unbounded
+	// frame, from then on, as kernels' SUM).
 	Aggs []window.Agg
 
 	// compactMin, when set, compacts the row stores whenever they hold

@@ -492,6 +492,12 @@ func overNewAccum(f kernels.AggFunc, name string, arg int, dt arrow.DataType, un
 		return &overCounter{arg: -1}, nil
 	case kernels.AggCount:
 		return &overCounter{arg: arg}, nil
+	case kernels.AggSum, kernels.AggAvg:
+		if dt.ID() == arrow.DECIMAL128 {
+			return &overDecSum{arg: arg, fn: f, argType: dt, unbounded: unbounded}, nil
+		}
+	}
+	switch f {
 	case kernels.AggSum:
 		if rd := overIntReader(dt); rd != nil {
 			return &overIntSum{arg: arg, name: name, read: rd}, nil
@@ -507,6 +513,7 @@ func overNewAccum(f kernels.AggFunc, name string, arg int, dt arrow.DataType, un
 		if c := overCmpFor(dt); c != nil {
 			return &overMinMax{arg: arg, max: f == kernels.AggMax, unbounded: unbounded, cmp: c, refs: refs}, nil
 		}
+	case kernels.AggCountStar, kernels.AggCount:
 	default:
 		return nil, fmt.Errorf("%s is not supported over a window (COUNT, SUM, AVG, MIN and MAX are)", f)
 	}

@@ -51,6 +51,10 @@ func (o *overOp) accSchema() *arrow.Schema {
 				arrow.Field{Name: name + "$nan", Type: arrow.PrimitiveTypes.Int64},
 				arrow.Field{Name: name + "$pinf", Type: arrow.PrimitiveTypes.Int64},
 				arrow.Field{Name: name + "$ninf", Type: arrow.PrimitiveTypes.Int64})
+		case *overDecSum:
+			for _, f := range []string{"$count", "$w0", "$w1", "$w2", "$overflow"} {
+				fields = append(fields, arrow.Field{Name: name + f, Type: arrow.PrimitiveTypes.Int64})
+			}
 		default:
 			_ = a
 		}
@@ -137,6 +141,22 @@ func (o *overOp) snapshotAcc(w state.SnapshotWriter, maxPar int) error {
 				}
 				ints(odd)
 			}
+		case *overDecSum:
+			ints(a.cnt)
+			for j := range 3 {
+				w := make([]int64, n)
+				for g := range w {
+					w[g] = int64(a.w[g][j])
+				}
+				ints(w)
+			}
+			ovf := make([]int64, n)
+			for g := range ovf {
+				if a.ovf[g] {
+					ovf[g] = 1
+				}
+			}
+			ints(ovf)
 		}
 	}
 	rec := array.NewRecordBatch(o.accSchema(), cols, int64(n))
@@ -297,6 +317,18 @@ func (o *overOp) restoreAcc(r state.SnapshotReader) error {
 					for j, col := range odd {
 						a.odd[g][j] += int32(col.Value(int(i)))
 					}
+				}
+			case *overDecSum:
+				cnt := ints()
+				w := [3]*array.Int64{ints(), ints(), ints()}
+				ovf := ints()
+				for k, i := range sel {
+					g := o.gids[k]
+					a.cnt[g] += cnt.Value(int(i))
+					for j, col := range w {
+						a.w[g][j] = uint64(col.Value(int(i)))
+					}
+					a.ovf[g] = a.ovf[g] || ovf.Value(int(i)) != 0
 				}
 			}
 		}

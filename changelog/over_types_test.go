@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func TestOverAggregateTypesAgainstKernels(t *testing.T) {
 	for _, c := range []string{"i32", "u64", "f32", "b", "bin", "d", "dec", "t2"} {
 		aggs = append(aggs, window.Agg{Func: kernels.AggMin, Args: []string{c}, Name: "min_" + c}, window.Agg{Func: kernels.AggMax, Args: []string{c}, Name: "max_" + c})
 	}
-	for _, c := range []string{"i32", "u64", "f32"} {
+	for _, c := range []string{"i32", "u64", "f32", "dec"} {
 		aggs = append(aggs, window.Agg{Func: kernels.AggSum, Args: []string{c}, Name: "sum_" + c}, window.Agg{Func: kernels.AggAvg, Args: []string{c}, Name: "avg_" + c})
 	}
 	for _, fr := range []OverFrame{OverRows(4), OverRowsUnbounded(), OverRange(10 * time.Millisecond)} {
@@ -153,5 +154,82 @@ func TestOverAggregateSumOverflow(t *testing.T) {
 	err = op.Finish(&overEmitter{})
 	if err == nil || !strings.Contains(err.Error(), "big") || !strings.Contains(err.Error(), "int64 range") {
 		t.Fatalf("Finish: %v, want an int64 range error naming big", err)
+	}
+}
+
+// SUM and AVG over decimals through every optest configuration (restores
+// included: an unbounded frame's 192-bit sums are snapshotted), against
+// kernels' accumulators fed each row's frame.
+func TestOverAggregateDecimalRestore(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Millisecond}},
+		{Name: "dec", Type: &arrow.Decimal128Type{Precision: 12, Scale: 3}, Nullable: true},
+	}, nil)
+	rng := rand.New(rand.NewPCG(9, 9))
+	const n, epochs = 120, 4
+	var rows []optest.Row
+	for i := range n {
+		var dec any = fmt.Sprintf("%d.%03d", rng.IntN(2000)-1000, rng.IntN(1000))
+		if rng.IntN(6) == 0 {
+			dec = nil
+		}
+		var k any = int64(rng.IntN(3))
+		if rng.IntN(10) == 0 {
+			k = nil
+		}
+		rows = append(rows, optest.Row{Values: []any{k, time.UnixMilli(overTestBase + int64(i)*10).UTC(), dec}, Epoch: i * epochs / n})
+	}
+	// The watermark of epoch e is the time of its last row: no row is late.
+	wm := func(e int) int64 { return overTestBase + int64((e+1)*n/epochs-1)*10 }
+	aggs := []window.Agg{{Func: kernels.AggSum, Args: []string{"dec"}, Name: "s"}, {Func: kernels.AggAvg, Args: []string{"dec"}, Name: "a"}}
+	decType := schema.Field(2).Type
+	oracle := func(f kernels.AggFunc, vals [][]any) any {
+		rec, err := optest.BuildRecord(memory.DefaultAllocator, schema, vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rec.Release()
+		acc, err := kernels.NewAccumulator(f, []arrow.DataType{decType})
+		if err != nil {
+			t.Fatal(err)
+		}
+		acc.Grow(1)
+		if err := acc.Update([]arrow.Array{rec.Column(2)}, nil, make([]uint32, rec.NumRows())); err != nil {
+			t.Fatal(err)
+		}
+		res := acc.Finish(memory.DefaultAllocator)
+		defer res.Release()
+		return optest.Value(res, 0)
+	}
+	for _, fr := range []OverFrame{OverRowsUnbounded(), OverRows(2)} {
+		t.Run(fr.String(), func(t *testing.T) {
+			cfg := OverAggregate{Input: schema, PartitionBy: []string{"k"}, Time: "ts", Frame: fr, Aggs: aggs, compactMin: 4}
+			want := func(e int) [][]any {
+				parts := map[any][][]any{}
+				var out [][]any
+				for _, r := range rows {
+					if r.Epoch > e && e < epochs-1 {
+						break
+					}
+					k := r.Values[0]
+					parts[k] = append(parts[k], r.Values)
+					frame := parts[k]
+					if !fr.Unbounded {
+						frame = frame[max(0, len(frame)-3):]
+					}
+					out = append(out, append(slices.Clone(r.Values), oracle(kernels.AggSum, frame), oracle(kernels.AggAvg, frame)))
+				}
+				return out
+			}
+			optest.Run(t, optest.Case{
+				Name:       "decimal",
+				Factory:    cfg.Factory(),
+				Inputs:     []optest.Input{{Schema: schema, KeyBy: []string{"k"}, Rows: rows}},
+				AppendOnly: true,
+				Want:       want,
+				Watermark:  func(e int) (arrowflow.EventTime, bool) { return arrowflow.EventTime(wm(e) * int64(time.Millisecond)), true },
+			})
+		})
 	}
 }
