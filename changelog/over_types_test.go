@@ -228,7 +228,9 @@ func TestOverAggregateDecimalRestore(t *testing.T) {
 				Inputs:     []optest.Input{{Schema: schema, KeyBy: []string{"k"}, Rows: rows}},
 				AppendOnly: true,
 				Want:       want,
-				Watermark:  func(e int) (arrowflow.EventTime, bool) { return arrowflow.EventTime(wm(e) * int64(time.Millisecond)), true },
+				Watermark: func(e int) (arrowflow.EventTime, bool) {
+					return arrowflow.EventTime(wm(e) * int64(time.Millisecond)), true
+				},
 			})
 		})
 	}
