@@ -96,6 +96,11 @@ type OverAggregate struct {
 	// Time names the event-time column (an Arrow timestamp), the OVER
 	// window's ORDER BY, ascending.
 	Time string
+	// ProcessingTime orders by processing time instead (Time empty): every
+	// row goes out in the batch it arrives in, in arrival order, and the
+	// rows of one batch and partition are peers (they arrive at once).
+	// ROWS frames and RANGE UNBOUNDED PRECEDING only.
+	ProcessingTime bool
 	// Frame is the window frame.
 	Frame OverFrame
 	// Aggs are the aggregates: kernels.AggCountStar, AggCount, AggSum,
@@ -156,12 +161,13 @@ func (a OverAggregate) Factory() arrowflow.OperatorFactory {
 
 // overCompiled is what Validate derives from the configuration.
 type overCompiled struct {
-	timeIdx  int
+	timeIdx  int // -1 for processing time
+	partOff  int // the frame store's first partition column
 	timeUnit arrow.TimeUnit
 	partIdx  []int
 	partType []arrow.DataType
-	// frameCols are the input columns the frame store keeps: the time,
-	// the partition columns, then the aggregates' arguments (each once).
+	// frameCols are the input columns the frame store keeps: the time
+	// (not for processing time), the partition columns, then the aggregates' arguments (each once).
 	frameCols   []int
 	frameSchema *arrow.Schema
 	aggArg      []int // per aggregate: its argument's frame column, -1 for none
@@ -207,15 +213,24 @@ func (a OverAggregate) compile() (*overCompiled, error) {
 		}
 	}
 	var err error
-	if c.timeIdx, err = col("time", a.Time); err != nil {
-		return nil, err
+	c.timeIdx = -1
+	switch {
+	case a.ProcessingTime && a.Time != "":
+		return nil, fmt.Errorf("over aggregate: a processing-time OVER aggregation has no time column (Time %q)", a.Time)
+	case a.ProcessingTime && f.Range && !f.Unbounded:
+		return nil, fmt.Errorf("over aggregate: frame %s over processing time is not supported yet (ROWS frames and RANGE UNBOUNDED PRECEDING are)", f)
+	case !a.ProcessingTime:
+		if c.timeIdx, err = col("time", a.Time); err != nil {
+			return nil, err
+		}
+		ts, ok := a.Input.Field(c.timeIdx).Type.(*arrow.TimestampType)
+		if !ok {
+			return nil, fmt.Errorf("over aggregate: time column %q has type %s; it must be a timestamp (an event-time attribute)", a.Time, a.Input.Field(c.timeIdx).Type)
+		}
+		c.timeUnit = ts.Unit
+		c.frameCols = append(c.frameCols, c.timeIdx)
 	}
-	ts, ok := a.Input.Field(c.timeIdx).Type.(*arrow.TimestampType)
-	if !ok {
-		return nil, fmt.Errorf("over aggregate: time column %q has type %s; it must be a timestamp (an event-time attribute)", a.Time, a.Input.Field(c.timeIdx).Type)
-	}
-	c.timeUnit = ts.Unit
-	c.frameCols = append(c.frameCols, c.timeIdx)
+	c.partOff = len(c.frameCols)
 	for _, p := range a.PartitionBy {
 		i, err := col("partition", p)
 		if err != nil {

@@ -42,6 +42,8 @@ type overOp struct {
 	pendTime []int64          // by pend row id: event time (ns)
 	pendPart []uint32         // by pend row id: partition
 	pendMin  int64            // no waiting row is earlier (a flush before it has nothing to do)
+	clock    arrowflow.Clock
+	lastNow  int64 // processing time: the time of the last batch
 
 	frame     *rowstore.Store
 	frameTime []int64 // by frame row id
@@ -76,6 +78,10 @@ func (o *overOp) Open(info *arrowflow.TaskInfo) error {
 		o.mem = memory.DefaultAllocator
 	}
 	o.wm = arrowflow.MinEventTime
+	o.clock = info.Clock
+	if o.clock == nil {
+		o.clock = arrowflow.SystemClock
+	}
 	o.pendMin = math.MaxInt64
 	if len(c.partType) > 0 {
 		if o.parts, err = kernels.NewGroupTable(c.partType); err != nil {
@@ -210,8 +216,11 @@ func (o *overOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) e
 		}
 	}
 	o.stats.InputRows += int64(n)
-	tc := b.Record.Column(o.c.timeIdx)
 	o.keep, o.times = o.keep[:0], o.times[:0]
+	if o.cfg.ProcessingTime {
+		return o.processNow(b, out)
+	}
+	tc := b.Record.Column(o.c.timeIdx)
 	for k := range n {
 		r := b.Row(k)
 		t, ok := o.readTime(tc, r)
@@ -228,10 +237,35 @@ func (o *overOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) e
 	if len(o.keep) == 0 {
 		return nil
 	}
-	if err := o.partitions(b.Record, o.c.partIdx, o.keep, len(o.keep)); err != nil {
+	return o.hold(b.Record)
+}
+
+// processNow emits the rows of a batch over processing time: they all
+// arrive now, in order.
+func (o *overOp) processNow(b arrowflow.Batch, out arrowflow.Emitter) error {
+	now := o.clock.Now().UnixNano()
+	now = max(now, o.lastNow) // a clock stepping back does not reorder rows
+	o.lastNow = now
+	for k := range b.NumRows() {
+		o.keep = append(o.keep, int32(b.Row(k)))
+		o.times = append(o.times, now)
+	}
+	if len(o.keep) == 0 {
+		return nil
+	}
+	if err := o.hold(b.Record); err != nil {
 		return err
 	}
-	first, err := o.pend.Append(b.Record, o.keep, o.hashes)
+	return o.flush(arrowflow.MaxEventTime, out)
+}
+
+// hold appends the rows o.keep of rec, at times o.times, to the waiting
+// rows.
+func (o *overOp) hold(rec arrow.RecordBatch) error {
+	if err := o.partitions(rec, o.c.partIdx, o.keep, len(o.keep)); err != nil {
+		return err
+	}
+	first, err := o.pend.Append(rec, o.keep, o.hashes)
 	if err != nil {
 		return o.errorf("%w", err)
 	}

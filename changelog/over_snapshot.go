@@ -170,7 +170,7 @@ func (o *overOp) RestoreState(r state.SnapshotReader) error {
 	kgs := o.info.KeyGroups
 	partCols := make([]int, len(o.c.partIdx))
 	for i := range partCols {
-		partCols[i] = 1 + i // the frame store's partition columns
+		partCols[i] = o.c.partOff + i // the frame store's partition columns
 	}
 	err := o.pend.Restore(r, overPendingTable, kgs, func(first rowstore.RowID, rec arrow.RecordBatch) error {
 		n := int(rec.NumRows())
@@ -178,9 +178,11 @@ func (o *overOp) RestoreState(r state.SnapshotReader) error {
 			return err
 		}
 		o.pendTime = growZeroSlice(o.pendTime, int(first))
-		tc := rec.Column(o.c.timeIdx)
 		for i := range n {
-			t, _ := o.readTime(tc, i)
+			t := int64(0)
+			if o.c.timeIdx >= 0 {
+				t, _ = o.readTime(rec.Column(o.c.timeIdx), i)
+			}
 			o.pendTime = append(o.pendTime, t)
 			o.pendPart = append(o.pendPart, o.gids[i])
 			o.pendIDs = append(o.pendIDs, first+rowstore.RowID(i))
@@ -197,10 +199,12 @@ func (o *overOp) RestoreState(r state.SnapshotReader) error {
 			return err
 		}
 		o.refs.n = growZeroSlice(o.refs.n, o.frame.IDs())
-		tc := rec.Column(0)
 		gids := slices.Clone(o.gids[:n])
 		for i := range n {
-			t, _ := o.readTime(tc, i)
+			t := int64(0) // processing time: RANGE frames over it are unbounded
+			if o.c.timeIdx >= 0 {
+				t, _ = o.readTime(rec.Column(0), i)
+			}
 			o.frameTime = append(o.frameTime, t)
 		}
 		for i, g := range gids {

@@ -383,3 +383,68 @@ func TestOverAggregateRefusesRetractions(t *testing.T) {
 		t.Fatalf("ProcessBatch: %v, want an append-only error", err)
 	}
 }
+
+// Over processing time every row goes out with its batch, its frame in
+// arrival order: ROWS frames against a reference, through every optest
+// configuration.
+func TestOverAggregateProcessingTime(t *testing.T) {
+	const epochs = 4
+	rows := overGen(4, 200, 3, epochs)
+	aggs := overTestAggs[:3]
+	for _, fr := range []OverFrame{OverRows(2), OverRowsUnbounded()} {
+		t.Run(fr.String(), func(t *testing.T) {
+			cfg := OverAggregate{Input: overTestSchema, PartitionBy: []string{"k"}, ProcessingTime: true, Frame: fr, Aggs: aggs, compactMin: 4}
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			want := func(e int) [][]any {
+				parts := map[any][][]any{}
+				var out [][]any
+				for _, r := range optest.UpTo(rows, e) {
+					k := r.Values[0]
+					parts[k] = append(parts[k], r.Values)
+					frame := parts[k]
+					if !fr.Unbounded {
+						frame = frame[max(0, len(frame)-3):]
+					}
+					var nv, sv int64
+					for _, x := range frame {
+						if v, ok := x[2].(int64); ok {
+							nv++
+							sv += v
+						}
+					}
+					var s any
+					if nv > 0 {
+						s = sv
+					}
+					out = append(out, append(slices.Clone(r.Values), int64(len(frame)), nv, s))
+				}
+				return out
+			}
+			optest.Run(t, optest.Case{
+				Name:       "proctime",
+				Factory:    cfg.Factory(),
+				Inputs:     []optest.Input{{Schema: overTestSchema, KeyBy: []string{"k"}, Rows: rows}},
+				AppendOnly: true,
+				Want:       want,
+			})
+		})
+	}
+	// RANGE UNBOUNDED: the rows of a batch and partition are peers.
+	mem := testutil.CheckedAllocator(t)
+	cfg := OverAggregate{Input: overTestSchema, PartitionBy: []string{"k"}, ProcessingTime: true, Frame: OverRangeUnbounded(), Aggs: aggs[:1]}
+	ts := time.UnixMilli(overTestBase).UTC()
+	got, op := overRun(t, cfg, mem, [][][]any{{{1, ts, 1, nil, nil}, {1, nil, 2, nil, nil}, {2, ts, 3, nil, nil}}, {{1, ts, 4, nil, nil}}}, []int64{0, 0})
+	defer op.Close()
+	var counts []int64
+	for _, r := range got {
+		counts = append(counts, r[5].(int64))
+	}
+	if !slices.Equal(counts, []int64{2, 2, 1, 3}) {
+		t.Errorf("RANGE UNBOUNDED over processing time: counts %v, want [2 2 1 3]", counts)
+	}
+	if err := (OverAggregate{Input: overTestSchema, ProcessingTime: true, Frame: OverRange(time.Second), Aggs: aggs}).Validate(); err == nil || !strings.Contains(err.Error(), "not supported yet") {
+		t.Errorf("RANGE INTERVAL over processing time: %v, want refused", err)
+	}
+}
