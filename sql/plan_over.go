@@ -104,20 +104,23 @@ func (p *planner) overAggregate(sel *Select, r *relation) (*relation, error) {
 	switch {
 	case len(path) > 0 || tc.virtual != "":
 		return nil, semErrorf(o.Pos, "the ORDER BY of an OVER aggregation must be a time attribute column")
+	case tc.proctime && o.Desc:
+		return nil, semErrorf(o.Pos, "an OVER aggregation must ORDER BY its time attribute ascending")
 	case tc.proctime:
-		return nil, hinted(semErrorf(o.Pos, "OVER aggregations ordered by processing time are not supported yet"),
-			"order by an event-time attribute (a column with a WATERMARK)")
 	case !tc.rowtime:
 		return nil, hinted(semErrorf(o.Pos, "the ORDER BY of an OVER aggregation must be an event-time attribute, but %s is not one", Format(ref)),
 			"declare a WATERMARK on the column, or order by one that has it")
 	case o.Desc:
 		return nil, semErrorf(o.Pos, "an OVER aggregation must ORDER BY its time attribute ascending")
 	}
-	te, err := sc.colExpr(tc, nil)
-	if err != nil {
-		return nil, semErrorf(o.Pos, "%v", err)
+	proctime := tc.proctime
+	if !proctime {
+		te, err := sc.colExpr(tc, nil)
+		if err != nil {
+			return nil, semErrorf(o.Pos, "%v", err)
+		}
+		add(te, "t$")
 	}
-	add(te, "t$")
 	for i, k := range spec.PartitionBy {
 		e, _, err := sc.expr(k)
 		if err != nil {
@@ -238,6 +241,9 @@ func (p *planner) overAggregate(sel *Select, r *relation) (*relation, error) {
 	}
 	pre := p.addOp(in, "over-columns", projectFactory(preExprs, preNames), proj.schema)
 	cfg := changelog.OverAggregate{Input: pre.schema, PartitionBy: keyNames, Time: "t$", Frame: frame, Aggs: aggs}
+	if proctime {
+		cfg.Time, cfg.ProcessingTime = "", true
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, semErrorf(first.Pos, "%v", err)
 	}
@@ -246,8 +252,12 @@ func (p *planner) overAggregate(sel *Select, r *relation) (*relation, error) {
 		return nil, semErrorf(first.Pos, "%v", err)
 	}
 	node := p.keyed(p.nodeName("over-aggregate"), cfg.Factory(), pre.node, keyNames)
-	p.explainf("over aggregate OVER %s (%s) keyed by %s: %d aggregates over append-only input, parallelism %d; emits append-only rows as the watermark passes them",
-		Format(spec), frame, keyList(spec.PartitionBy), len(aggs), node.Parallelism())
+	when := "as the watermark passes them"
+	if proctime {
+		when = "as they arrive (processing time)"
+	}
+	p.explainf("over aggregate OVER %s (%s) keyed by %s: %d aggregates over append-only input, parallelism %d; emits append-only rows %s",
+		Format(spec), frame, keyList(spec.PartitionBy), len(aggs), node.Parallelism(), when)
 	out := &relation{node: node, schema: outSchema}
 	for i, c := range pass {
 		phys := fmt.Sprintf("c$%d", i)
