@@ -66,7 +66,8 @@ func (f OverFrame) String() string {
 	return unit + " BETWEEN " + start + " PRECEDING AND CURRENT ROW"
 }
 
-// OverAggregate configures Flink SQL's OVER aggregation over event time:
+// OverAggregate configures Flink SQL's OVER aggregation over event time
+// (or, with ProcessingTime, over processing time):
 //
 //	SELECT *, <Aggs> OVER (PARTITION BY PartitionBy ORDER BY Time <Frame>) FROM t
 //

@@ -37,13 +37,13 @@ func hasOverAggregate(sel *Select) bool {
 }
 
 // overAggregate plans a select list with OVER aggregations (Flink's OVER
-// aggregation over event time): a projection in front computes the
-// partition keys k$i, the time t$, the aggregates' arguments a$i and the
-// columns the select list reads outside the OVER calls (c$i); a
-// changelog.OverAggregate keyed by the partition keys adds one column per
-// OVER call (agg$i); the select list is then projected over its output,
-// each OVER call read from its column. Windows are written inline: the
-// parser refuses named WINDOW clauses.
+// aggregation, over event time or processing time): a projection in front
+// computes the partition keys k$i, the event time t$, the aggregates'
+// arguments a$i and the columns the select list reads outside the OVER
+// calls (c$i); a changelog.OverAggregate keyed by the partition keys adds
+// one column per OVER call (agg$i); the select list is then projected
+// over its output, each OVER call read from its column. Windows are
+// written inline: the parser refuses named WINDOW clauses.
 func (p *planner) overAggregate(sel *Select, r *relation) (*relation, error) {
 	if sel.Having != nil {
 		return nil, semErrorf(sel.Having.Position(), "HAVING without GROUP BY")
