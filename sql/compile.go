@@ -112,6 +112,10 @@ type planner struct {
 	// stateTTL is SET 'table.exec.state.ttl' (0: state is kept forever),
 	// the state TTL of updating operators without a STATE_TTL hint.
 	stateTTL time.Duration
+	// kafkaSinksShareJob is set when the job writes more than one Kafka
+	// table: their transactional ids then default to job-table prefixes
+	// (one prefix for all would fence each other's producers).
+	kafkaSinksShareJob bool
 	// aggPhases is SET 'table.optimizer.agg-phase-strategy' (AUTO,
 	// ONE_PHASE or TWO_PHASE; "" is AUTO).
 	aggPhases string
@@ -189,6 +193,13 @@ func (p *planner) compile(script *Script) (*Job, error) {
 		return nil, err
 	}
 	p.g = arrowflow.NewGraph(job.Name)
+	kafkaSinks := 0
+	for _, ins := range p.inserts {
+		if t, ok := p.tables[ins.Table.String()]; ok && t.connector == "kafka" {
+			kafkaSinks++
+		}
+	}
+	p.kafkaSinksShareJob = kafkaSinks > 1
 	for _, ins := range p.inserts {
 		if err := p.insert(ins); err != nil {
 			return nil, err

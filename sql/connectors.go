@@ -428,6 +428,10 @@ type sinkSpec struct {
 	primaryKey  []string
 	partitionBy []string
 	job         string
+	// ownTxnPrefix asks a Kafka sink without 'sink.transactional-id-prefix'
+	// for transactional ids of its own (job-table), as when a job writes
+	// several Kafka tables.
+	ownTxnPrefix bool
 }
 
 // openSink opens the sink of a table with connector.
@@ -646,6 +650,9 @@ func kafkaSink(ctx context.Context, s sinkSpec) (arrowflow.Sink, error) {
 	}
 	ko.DeliveryGuarantee = kafkasink.Guarantee(g)
 	ko.TransactionalIDPrefix = o.str("sink.transactional-id-prefix", "")
+	if ko.TransactionalIDPrefix == "" && s.ownTxnPrefix {
+		ko.TransactionalIDPrefix = strings.Join(strings.Fields(s.job+"-"+s.table), "_")
+	}
 	if ms, err := o.integer("properties.transaction.timeout.ms", 0); err != nil {
 		return nil, err
 	} else if ms > 0 {

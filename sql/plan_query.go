@@ -1410,7 +1410,7 @@ func (p *planner) insert(ins *Insert) error {
 	}
 	if !ok {
 		sink, err = openSink(p.ctx, t.connector, sinkSpec{table: t.name, opts: t.opts, schema: arrow.NewSchema(targets, nil),
-			primaryKey: t.pk, partitionBy: t.partitionBy, job: p.g.Name()})
+			primaryKey: t.pk, partitionBy: t.partitionBy, job: p.g.Name(), ownTxnPrefix: p.kafkaSinksShareJob})
 		if err != nil {
 			return err
 		}
