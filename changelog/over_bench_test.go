@@ -80,6 +80,67 @@ func BenchmarkOverAggregate(b *testing.B) {
 			b.ReportMetric(float64(em.rows)/b.Elapsed().Seconds(), "rows/s")
 		})
 	}
+	// The plain Go reference over the same rows: per partition a ring of
+	// the frame's values (ROWS n), running aggregates (ROWS UNBOUNDED) or a
+	// queue of the last second's rows (RANGE), one result row per input
+	// row into reused slices. It holds no rows until a watermark and
+	// copies nothing into Arrow: an upper bound.
+	for _, fr := range []OverFrame{OverRows(10), OverRowsUnbounded(), OverRange(time.Second)} {
+		b.Run(fmt.Sprintf("frame=%s/impl=go", fr), func(b *testing.B) {
+			type part struct {
+				vals, times []int64
+				n, sum, max int64
+			}
+			parts := map[int64]*part{}
+			var outN, outS, outM []int64
+			rows := int64(0)
+			b.SetBytes(batch * 24)
+			for i := 0; b.Loop(); i++ {
+				rec := recs[i%len(recs)]
+				ks := rec.Column(0).(*array.Int64).Int64Values()
+				ts := rec.Column(1).(*array.Timestamp).TimestampValues()
+				vs := rec.Column(2).(*array.Int64).Int64Values()
+				outN, outS, outM = outN[:0], outS[:0], outM[:0]
+				for j, k := range ks {
+					p := parts[k]
+					if p == nil {
+						p = &part{max: vs[j]}
+						parts[k] = p
+					}
+					v, t := vs[j], int64(ts[j])+int64(i/len(recs))*int64(len(recs)*batch/4)
+					var n, sum, mx int64
+					switch {
+					case fr.Unbounded:
+						p.n, p.sum, p.max = p.n+1, p.sum+v, max(p.max, v)
+						n, sum, mx = p.n, p.sum, p.max
+					case fr.Range:
+						p.vals, p.times = append(p.vals, v), append(p.times, t)
+						drop := 0
+						for drop < len(p.times) && p.times[drop] < t-1000 {
+							drop++
+						}
+						p.vals, p.times = p.vals[drop:], p.times[drop:]
+						fallthrough
+					default:
+						if !fr.Range {
+							p.vals = append(p.vals, v)
+							if int64(len(p.vals)) > fr.Rows+1 {
+								p.vals = p.vals[1:]
+							}
+						}
+						n, mx = int64(len(p.vals)), p.vals[0]
+						for _, x := range p.vals {
+							sum += x
+							mx = max(mx, x)
+						}
+					}
+					outN, outS, outM = append(outN, n), append(outS, sum), append(outM, mx)
+				}
+				rows += int64(len(outN))
+			}
+			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
 	for _, r := range recs {
 		r.Release()
 	}
