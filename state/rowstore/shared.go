@@ -2,6 +2,7 @@ package rowstore
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/weirflow/weir/kernels"
@@ -29,12 +30,27 @@ func (s *Store) AppendShared(rec arrow.RecordBatch, hashes []uint64) (RowID, err
 		return 0, fmt.Errorf("row store: more than %d rows", int64(^uint32(0)>>1))
 	}
 	first := RowID(s.nrows)
+	s.hashes = growDouble(s.hashes, n)
+	s.dead = growDouble(s.dead, n)
 	rec.Retain()
 	s.push(rec)
 	s.hashes = append(s.hashes, hashes...)
-	s.dead = append(s.dead, make([]bool, n)...)
+	s.dead = s.dead[:len(s.dead)+n]
+	clear(s.dead[len(s.dead)-n:])
 	s.live += n
 	return first, nil
+}
+
+// growDouble makes room for n more elements, at least doubling the
+// capacity when it must grow (append grows large slices by a quarter,
+// which for a store of millions of rows means many more copies).
+func growDouble[T any](xs []T, n int) []T {
+	if len(xs)+n <= cap(xs) {
+		return xs
+	}
+	grown := make([]T, len(xs), max(2*cap(xs), len(xs)+n))
+	copy(grown, xs)
+	return grown
 }
 
 // checkSchema reports an error unless rec's columns have the store's
@@ -57,8 +73,10 @@ func (s *Store) checkSchema(rec arrow.RecordBatch) error {
 // CompactChunks drops the deleted rows like Compact, with the same
 // renumbering (remap[old] is a live row's new id, -1 for a deleted one;
 // nil when no row is deleted), but copies less: a chunk without deleted
-// rows is kept as it is, a chunk of deleted rows only is dropped, and
-// only the live rows of the other chunks are copied, chunk by chunk; the
+// rows is kept as it is, a chunk of deleted rows only is dropped, a chunk
+// whose live rows are one run of at least half its rows becomes a slice
+// of itself (its buffers stay whole), and only the live rows of the other
+// chunks are copied, chunk by chunk; the
 // per-row hashes and flags are compacted in place, keeping their
 // capacity. It suits stores whose rows die in about the order they came
 // (expiry by time), where Compact would copy every live row each time.
@@ -76,7 +94,7 @@ func (s *Store) CompactChunks() ([]RowID, error) {
 	for c, ch := range s.chunks {
 		start := s.starts[c]
 		n := int(ch.NumRows())
-		sel = sel[:0]
+		sel = slices.Grow(sel[:0], n)
 		for i := range n {
 			id := start + RowID(i)
 			if s.dead[id] {
@@ -86,14 +104,20 @@ func (s *Store) CompactChunks() ([]RowID, error) {
 			remap[id] = next + RowID(len(sel))
 			sel = append(sel, int32(i))
 		}
-		if len(sel) == 0 {
+		m := len(sel)
+		if m == 0 {
 			continue
 		}
 		var kept arrow.RecordBatch
-		if len(sel) == n {
+		switch {
+		case m == n:
 			ch.Retain()
 			kept = ch
-		} else {
+		case int(sel[m-1]-sel[0])+1 == m && 2*m >= n:
+			// One run of live rows, at least half the chunk (rows that
+			// expire in order leave a dead prefix): a slice, not a copy.
+			kept = ch.NewSlice(int64(sel[0]), int64(sel[m-1])+1)
+		default:
 			var err error
 			if kept, err = kernels.TakeRecord(s.mem, ch, sel); err != nil {
 				for _, k := range chunks {

@@ -277,7 +277,48 @@ func TestAppendSharedAndCompactChunks(t *testing.T) {
 			if again, err := st.CompactChunks(); err != nil || again != nil {
 				t.Fatalf("compacting a compact store: %v, %v", again, err)
 			}
+
 		}
 		check(t, st, ref)
+	}
+
+	// A dead prefix, as expiry by time leaves: the first chunk is
+	// dropped, the second (half live, in one run) becomes a slice of
+	// itself, the third is kept as it is.
+	st.Reset()
+	ref = map[rowstore.RowID]row{}
+	for range 3 {
+		rec, rows := randomBatch(mem, rng, 2000)
+		hashes := make([]uint64, len(rows))
+		for i, r := range rows {
+			hashes[i] = r.hash
+		}
+		first, err := st.AppendShared(rec, hashes)
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range rows {
+			ref[first+rowstore.RowID(i)] = r
+		}
+	}
+	for id := range rowstore.RowID(3000) {
+		st.Delete(id)
+		delete(ref, id)
+	}
+	remap, err := st.CompactChunks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := map[rowstore.RowID]row{}
+	for id, r := range ref {
+		next[remap[id]] = r
+	}
+	check(t, st, next)
+	if st.NumChunks() != 2 {
+		t.Fatalf("%d chunks after dropping a dead prefix of 3000 of 6000 rows, want 2", st.NumChunks())
+	}
+	if rec, first := st.Chunk(0); first != 0 || rec.NumRows() != 1000 || rec.Column(0).Data().Offset() != 1000 {
+		t.Fatalf("the half-live chunk is not a slice of itself: %d rows from id %d, offset %d", rec.NumRows(), first, rec.Column(0).Data().Offset())
 	}
 }
