@@ -21,7 +21,8 @@ type RankFunc int
 const (
 	// RowNumber numbers the rows of a partition 1, 2, 3, ... in rank
 	// order; rows tied on every ORDER BY column are numbered in arrival
-	// order (earlier first). SQL's ROW_NUMBER().
+	// order (earlier first, or later first with Rank.LaterFirstOnTies).
+	// SQL's ROW_NUMBER().
 	RowNumber RankFunc = iota
 	// RankWithGaps gives tied rows the same rank, 1 + the number of rows
 	// ranked strictly before them, leaving gaps after ties: SQL's RANK().
@@ -77,8 +78,9 @@ func ParseRankFunc(name string) (RankFunc, error) {
 // partition's first row once, as an insert, from the batch it arrives
 // in: the output is append-only. Deduplication keeping the earliest row
 // by an event time is a Top-1 ORDER BY t ASC, and keeping the last row
-// (ROW_NUMBER ... ORDER BY t DESC, N = 1) is a Top-1: of rows tied on t
-// the earlier stays, where Flink's keeps the later.
+// (ROW_NUMBER ... ORDER BY t DESC, N = 1) is a Top-1 with
+// LaterFirstOnTies: of rows tied on t the later stays, as in Flink's
+// deduplication.
 //
 // Put the operator behind arrowflow.KeyBy on PartitionBy (in that order),
 // or run it at parallelism 1 without partitions. Rows are kept in a
@@ -93,10 +95,20 @@ type Rank struct {
 	// floats (NaN below every number, -0 equal to +0), decimals,
 	// booleans, strings, binaries, timestamps, dates, times and durations
 	// can be ranked. Rows tied on every column rank in arrival order
-	// (earlier first); with no OrderBy every row is tied, which is the
-	// order of a processing-time attribute (ROW_NUMBER numbers rows as
-	// they arrive).
+	// (earlier first, unless LaterFirstOnTies); with no OrderBy every row
+	// is tied, which is the order of a processing-time attribute
+	// (ROW_NUMBER numbers rows as they arrive).
 	OrderBy []window.OrderKey
+	// LaterFirstOnTies makes rows tied on every OrderBy column rank by
+	// arrival, the later first (by default the earlier ranks first). The
+	// planner sets it for deduplication keeping the last row, ROW_NUMBER
+	// with N = 1 and a single descending ORDER BY column, as Flink's
+	// deduplication replaces the kept row by a later one of an equal
+	// time. Arrival order survives snapshots and restores. With no
+	// OrderBy, ROW_NUMBER ... N = 1 and LaterFirstOnTies keep each
+	// partition's last row to arrive (on the updating path: KeepFirst
+	// does not hold).
+	LaterFirstOnTies bool
 	// Func is the ranking function.
 	Func RankFunc
 	// N keeps the rows whose rank (row number) is at most N, N >= 1.
@@ -156,14 +168,14 @@ type RankStatsReporter interface {
 
 // KeepFirst reports whether the configuration is a deduplication keeping
 // the first row of each partition: ROW_NUMBER, N = 1, no RankColumn, not
-// Retracting, and no ORDER BY column: the order is arrival order
-// (processing time). Its output is append-only. With an ORDER BY column
+// Retracting, not LaterFirstOnTies, and no ORDER BY column: the order is
+// arrival order (processing time). Its output is append-only. With an ORDER BY column
 // (an event time ascending) a row arriving later may rank before the one
 // emitted (rows of several splits interleave), so that deduplication
 // takes the general, updating path, as Flink's event-time deduplication
 // updates its result.
 func (r Rank) KeepFirst() bool {
-	return r.Func == RowNumber && r.N == 1 && r.RankColumn == "" && !r.Retracting && len(r.OrderBy) == 0
+	return r.Func == RowNumber && r.N == 1 && r.RankColumn == "" && !r.Retracting && !r.LaterFirstOnTies && len(r.OrderBy) == 0
 }
 
 // Validate checks the configuration against its input schema.

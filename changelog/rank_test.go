@@ -137,7 +137,9 @@ func rankBtoi(b bool) int {
 // rankReference is the plain reference: the table the query describes
 // after the rows of epochs 0..epoch. Per partition it materializes the
 // input changelog (rows in arrival order, a retraction removing the last
-// equal row), sorts the rows stably by the ORDER BY and ranks them.
+// equal row), sorts the rows stably by the ORDER BY (with
+// LaterFirstOnTies, the rows in reverse arrival order first, so that tied
+// rows rank the later first) and ranks them.
 func rankReference(r Rank, rows []optest.Row, epoch int) [][]any {
 	idx := func(name string) int { return r.Input.FieldIndices(name)[0] }
 	var partIdx []int
@@ -189,6 +191,9 @@ func rankReference(r Rank, rows []optest.Row, epoch int) [][]any {
 				}
 			}
 			return 0
+		}
+		if r.LaterFirstOnTies {
+			slices.Reverse(p)
 		}
 		slices.SortStableFunc(p, cmpRows)
 		var rank, dense int64
@@ -266,6 +271,25 @@ func TestRank(t *testing.T) {
 			r.OrderBy, r.N, r.Retracting, r.StateTTL = []window.OrderKey{rankDesc("v"), rankAsc("id")}, 2, true, time.Hour
 		}), true, 4},
 		{"keeplast", with(func(r *Rank) { r.OrderBy, r.N = []window.OrderKey{rankDesc("id")}, 1 }), false, 6},
+		// Keep-last deduplication over a time with many ties (v): of tied
+		// rows the later stays, as Flink's.
+		{"keeplast/later-on-ties", with(func(r *Rank) { r.OrderBy, r.N, r.LaterFirstOnTies = []window.OrderKey{rankDesc("v")}, 1, true }), false, 5},
+		{"keeplast/later-on-ties/chunks", with(func(r *Rank) {
+			r.OrderBy, r.N, r.LaterFirstOnTies, r.chunkMax = []window.OrderKey{{Column: "v", Desc: true, NullsFirst: true}}, 1, true, 2
+		}), false, 3},
+		{"later-on-ties/rownumber/n3/rn", with(func(r *Rank) {
+			r.OrderBy, r.N, r.RankColumn, r.LaterFirstOnTies = []window.OrderKey{rankAsc("v")}, 3, "rn", true
+		}), false, 4},
+		{"later-on-ties/proctime/n1", with(func(r *Rank) { r.N, r.LaterFirstOnTies = 1, true }), false, 6},
+		{"later-on-ties/rank/n2/rn", with(func(r *Rank) {
+			r.Func, r.OrderBy, r.N, r.RankColumn, r.LaterFirstOnTies = RankWithGaps, []window.OrderKey{rankDesc("v")}, 2, "rn", true
+		}), false, 4},
+		{"later-on-ties/retract/keeplast", with(func(r *Rank) {
+			r.OrderBy, r.N, r.Retracting, r.LaterFirstOnTies = []window.OrderKey{rankDesc("v")}, 1, true, true
+		}), true, 4},
+		{"later-on-ties/retract/rownumber/n3/rn/chunks", with(func(r *Rank) {
+			r.OrderBy, r.N, r.RankColumn, r.Retracting, r.LaterFirstOnTies, r.chunkMax = []window.OrderKey{rankDesc("s")}, 3, "rn", true, true, 2
+		}), true, 3},
 		{"retract/rownumber/n1", with(func(r *Rank) { r.OrderBy, r.N, r.Retracting = []window.OrderKey{rankDesc("v"), rankAsc("id")}, 1, true }), true, 4},
 		{"retract/rownumber/n3/rn", with(func(r *Rank) {
 			r.OrderBy, r.N, r.RankColumn, r.Retracting = []window.OrderKey{rankAsc("v"), rankDesc("id")}, 3, "rn", true
@@ -987,5 +1011,117 @@ func TestRankTTLRestore(t *testing.T) {
 				t.Fatalf("changes after the restore: %v", got)
 			}
 		})
+	}
+}
+
+// rankSnapshotRestore snapshots h's operator (after a flush) and restores
+// it into a new instance of cfg that emits into the same downstream table.
+func rankSnapshotRestore(t *testing.T, h *rankHarness, cfg Rank) *rankHarness {
+	t.Helper()
+	store := state.NewMemoryStore()
+	w, err := store.Create(state.SnapshotID{Job: "j", Operator: "rank"}, state.KeyGroupRange{Start: 0, End: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.op.SnapshotState(0, w); err != nil {
+		t.Fatal(err)
+	}
+	handle, err := w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2 := rankNewHarness(t, cfg, nil)
+	h2.out = h.out
+	rd, err := store.Open(handle, h2.mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = h2.op.RestoreState(rd)
+	_ = rd.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h2
+}
+
+// TestRankLaterFirstOnTies: a keep-last deduplication (ORDER BY v DESC,
+// N = 1) with LaterFirstOnTies keeps, of rows with an equal v, the one
+// that arrived last, within a batch, across batches and across a
+// snapshot and restore; without the flag the earlier stays.
+func TestRankLaterFirstOnTies(t *testing.T) {
+	for _, retracting := range []bool{false, true} {
+		for _, later := range []bool{false, true} {
+			t.Run(fmt.Sprintf("retracting=%v/later=%v", retracting, later), func(t *testing.T) {
+				cfg := Rank{Input: rankTestSchema, PartitionBy: []string{"k"}, OrderBy: []window.OrderKey{rankDesc("v")},
+					N: 1, Retracting: retracting, LaterFirstOnTies: later}
+				if cfg.KeepFirst() {
+					t.Fatal("KeepFirst with an ORDER BY")
+				}
+				pick := func(earlier, latest []any) []any {
+					if later {
+						return latest
+					}
+					return earlier
+				}
+				h := rankNewHarness(t, cfg, nil)
+				// Two batches, equal times: the second batch's row is later.
+				if err := h.send(nil, []any{1, 5, "a", 1.0, 1}, []any{2, 7, "b", 1.0, 2}); err != nil {
+					t.Fatal(err)
+				}
+				h.flush()
+				h.want([]any{1, 5, "a", 1.0, 1}, []any{2, 7, "b", 1.0, 2})
+				if err := h.send(nil, []any{1, 5, "c", 1.0, 3}, []any{2, 6, "d", 1.0, 4}); err != nil {
+					t.Fatal(err)
+				}
+				h.flush()
+				p1 := pick([]any{1, 5, "a", 1.0, 1}, []any{1, 5, "c", 1.0, 3})
+				h.want(p1, []any{2, 7, "b", 1.0, 2})
+				if later {
+					// The replacement is one update pair.
+					got := h.out.changes[len(h.out.changes)-2:]
+					if got[0].Kind != arrowflow.UpdateBefore || got[1].Kind != arrowflow.UpdateAfter {
+						t.Fatalf("changes %v", got)
+					}
+				}
+				// Ties within one batch: the batch's last row is the latest.
+				if err := h.send(nil, []any{2, 7, "e", 1.0, 5}, []any{2, 7, "f", 1.0, 6}, []any{2, 6, "g", 1.0, 7}); err != nil {
+					t.Fatal(err)
+				}
+				h.flush()
+				p2 := pick([]any{2, 7, "b", 1.0, 2}, []any{2, 7, "f", 1.0, 6})
+				h.want(p1, p2)
+				// Arrival order survives a restore: the rows tied with the
+				// kept one that the restore reorders (Retracting keeps them
+				// all) still rank as they arrived.
+				h2 := rankSnapshotRestore(t, h, cfg)
+				h2.flush()
+				h2.want(p1, p2)
+				if retracting {
+					// Retracting the kept row brings up the next tied row
+					// (the restore sorted them all): by arrival, later or
+					// earlier first.
+					if err := h2.send([]arrowflow.RowKind{arrowflow.Delete}, p2); err != nil {
+						t.Fatal(err)
+					}
+					h2.flush()
+					h2.want(p1, []any{2, 7, "e", 1.0, 5})
+					if err := h2.send([]arrowflow.RowKind{arrowflow.Delete}, []any{2, 7, "e", 1.0, 5}); err != nil {
+						t.Fatal(err)
+					}
+					h2.flush()
+					p2 = pick([]any{2, 7, "f", 1.0, 6}, []any{2, 7, "b", 1.0, 2})
+					h2.want(p1, p2)
+				}
+				// A tie arriving after the restore is later than the kept row.
+				if err := h2.send(nil, []any{1, 5, "h", 1.0, 8}); err != nil {
+					t.Fatal(err)
+				}
+				h2.flush()
+				h2.want(pick(p1, []any{1, 5, "h", 1.0, 8}), p2)
+				if err := h2.op.Finish(h2.out); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
 	}
 }

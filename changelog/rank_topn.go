@@ -16,7 +16,8 @@ import (
 // rankPart is one partition of the general (Top-N) path.
 type rankPart struct {
 	// rows are the partition's rows in rank order, rows tied on every
-	// ORDER BY column in arrival order: all of them when Retracting, else
+	// ORDER BY column in arrival order (the later first with
+	// LaterFirstOnTies): all of them when Retracting, else
 	// only the candidates (rows of rank <= N). An entry is a row id of the
 	// store, or while a batch is processed (not Retracting) -(k+1) for its
 	// k-th row, not stored yet.
@@ -378,7 +379,9 @@ func (o *rankOp) insert(pid uint32, k int) {
 	part := &o.p[pid]
 	l := &part.rows
 	key := o.bkey(k)
-	at := l.search(o, key, true)
+	// After the rows tied with it (it arrived last), or before them with
+	// LaterFirstOnTies.
+	at := l.search(o, key, !o.cfg.LaterFirstOnTies)
 	oldC := o.cutoff(l)
 	limit := max(oldC, o.c.n) + 1
 	p := l.index(at, limit)
@@ -787,9 +790,19 @@ func (o *rankOp) RestoreState(r state.SnapshotReader) error {
 	for _, pid := range o.touched {
 		part := &o.p[pid]
 		// Ids are in arrival order within a partition (one old subtask
-		// held it): a stable sort keeps tied rows in that order.
+		// held it, its store snapshots rows in id order, and compaction
+		// keeps that order): tied rows rank by id.
 		flat := part.rows.first(part.rows.len(), o.flat[:0])
-		slices.SortStableFunc(flat, func(a, b int32) int { return bytes.Compare(o.key(a), o.key(b)) })
+		later := o.cfg.LaterFirstOnTies
+		slices.SortFunc(flat, func(a, b int32) int {
+			if c := bytes.Compare(o.key(a), o.key(b)); c != 0 {
+				return c
+			}
+			if later {
+				return cmp.Compare(b, a)
+			}
+			return cmp.Compare(a, b)
+		})
 		part.rows.set(flat, o.chunkMax)
 		o.flat = flat
 		c := o.cutoff(&part.rows)

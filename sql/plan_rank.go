@@ -97,6 +97,11 @@ func (p *planner) rank(q rankQuery) (*relation, error) {
 		nullsFirst := o.Nulls == NullsFirst || o.Nulls == NullsDefault && !o.Desc
 		cfg.OrderBy = append(cfg.OrderBy, window.OrderKey{Column: col.Name, Desc: o.Desc, NullsFirst: nullsFirst})
 	}
+	if cfg.Func == changelog.RowNumber && q.n == 1 && len(cfg.OrderBy) == 1 && cfg.OrderBy[0].Desc {
+		// Deduplication keeping the last row: of rows tied on the time,
+		// the later stays, as Flink's.
+		cfg.LaterFirstOnTies = true
+	}
 	if proctimeFirst && (cfg.Func != changelog.RowNumber || q.n != 1) {
 		return nil, semErrorf(q.over.Pos, "a ranking by processing time must be ROW_NUMBER() ... = 1 (deduplication)")
 	}
