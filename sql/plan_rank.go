@@ -69,7 +69,9 @@ func (p *planner) rank(q rankQuery) (*relation, error) {
 	if len(q.over.Over.OrderBy) == 0 {
 		return nil, semErrorf(q.over.Over.Pos, "%s needs ORDER BY", q.over.Name)
 	}
-	proctimeFirst := false
+	proctimeFirst := false // ORDER BY a processing-time attribute: arrival order
+	proctimeLast := false  // ... DESC
+	rowtimeDesc := false   // ORDER BY one event-time attribute DESC
 	for _, o := range q.over.Over.OrderBy {
 		ref, ok := o.Expr.(*Ref)
 		if !ok {
@@ -79,12 +81,11 @@ func (p *planner) rank(q rankQuery) (*relation, error) {
 			if len(q.over.Over.OrderBy) > 1 {
 				return nil, semErrorf(o.Pos, "ORDER BY a processing-time attribute must be the only ORDER BY item")
 			}
-			if o.Desc {
-				return nil, hinted(semErrorf(o.Pos, "deduplication keeping the last row by processing time is not supported yet"),
-					"order by an event-time column DESC to keep each key's latest row")
-			}
-			proctimeFirst = true
+			proctimeFirst, proctimeLast = !o.Desc, o.Desc
 			continue
+		}
+		if c, path, err := sc.resolve(ref); err == nil && len(path) == 0 && c.rowtime && o.Desc && len(q.over.Over.OrderBy) == 1 {
+			rowtimeDesc = true
 		}
 		k, err := sc.ref(ref)
 		if err != nil {
@@ -97,17 +98,18 @@ func (p *planner) rank(q rankQuery) (*relation, error) {
 		nullsFirst := o.Nulls == NullsFirst || o.Nulls == NullsDefault && !o.Desc
 		cfg.OrderBy = append(cfg.OrderBy, window.OrderKey{Column: col.Name, Desc: o.Desc, NullsFirst: nullsFirst})
 	}
-	if cfg.Func == changelog.RowNumber && q.n == 1 && len(cfg.OrderBy) == 1 && cfg.OrderBy[0].Desc {
-		// Deduplication keeping the last row: of rows tied on the time,
-		// the later stays, as Flink's.
-		cfg.LaterFirstOnTies = true
-	}
-	if proctimeFirst && (cfg.Func != changelog.RowNumber || q.n != 1) {
+	if (proctimeFirst || proctimeLast) && (cfg.Func != changelog.RowNumber || q.n != 1) {
 		return nil, semErrorf(q.over.Pos, "a ranking by processing time must be ROW_NUMBER() ... = 1 (deduplication)")
+	}
+	if cfg.Func == changelog.RowNumber && q.n == 1 && (rowtimeDesc && !r.updating() || proctimeLast) {
+		// Deduplication keeping the last row (Flink's: ORDER BY a time
+		// attribute DESC over an append-only input): of rows tied on the
+		// time the later stays; by processing time the last to arrive.
+		cfg.LaterFirstOnTies = true
 	}
 	constRank := false // deduplication: the row number is always 1
 	if rankReferenced(q) {
-		if proctimeFirst {
+		if proctimeFirst || proctimeLast {
 			constRank = true
 		} else {
 			cfg.RankColumn = "rownum$"

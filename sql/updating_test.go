@@ -322,3 +322,33 @@ WHERE rn = 1;`, "out", par)
 		})
 	}
 }
+
+// ROW_NUMBER() ... ORDER BY a processing-time attribute DESC = 1 keeps
+// each key's last row to arrive (an updating result): one row per
+// bidder, one of its bids.
+func TestDeduplicateLastByProcessingTime(t *testing.T) {
+	bids, _ := readNexmark(t)
+	own := map[string]bool{}
+	bidders := map[int64]bool{}
+	for _, b := range bids {
+		own[fmtRow(b.bidder, b.auction, b.price)] = true
+		bidders[b.bidder] = true
+	}
+	for _, par := range []int{1, 2, 4} {
+		t.Run(fmt.Sprintf("p%d", par), func(t *testing.T) {
+			got := runScript(t, `CREATE TABLE out (bidder BIGINT, auction BIGINT, price BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO out SELECT bidder, auction, price FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY bidder ORDER BY pt DESC) AS rn FROM (SELECT *, PROCTIME() AS pt FROM bid))
+WHERE rn = 1;`, "out", par)
+			if len(got) != len(bidders) {
+				t.Fatalf("%d rows, %d bidders", len(got), len(bidders))
+			}
+			for _, r := range got {
+				var bidder, auction, price int64
+				if _, err := fmt.Sscanf(r, "%d | %d | %d", &bidder, &auction, &price); err != nil || !own[fmtRow(bidder, auction, price)] {
+					t.Fatalf("row %q is not a bid of its bidder", r)
+				}
+			}
+		})
+	}
+}
