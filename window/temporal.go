@@ -1,6 +1,7 @@
 package window
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/kernels"
 	"github.com/weirflow/weir/state"
+	"github.com/weirflow/weir/state/rowstore"
 )
 
 // TemporalJoin configures an event-time temporal join, Flink's
@@ -62,11 +64,13 @@ import (
 // named and typed as IntervalJoin names them. Every output name must be
 // unique.
 //
-// State is the waiting left rows and the right versions, each as Arrow
-// record batches of the columns the join needs (keys, event time, output
-// columns), the right side with an index from key to its versions in time
-// order. Snapshots write them as columnar tables with a key-group column,
-// so a job can restore into another parallelism.
+// State is the waiting left rows and the right versions, each side in a
+// row store (state/rowstore) of the columns the join needs (keys, event
+// time, output columns), the right side with an index from key to its
+// versions in time order. Snapshots write them in the row store's tagged
+// layout (the key group and the key hash beside the columns), so a job
+// can restore into another parallelism. Snapshots of the layout before
+// the row stores do not restore: RestoreState says so.
 type TemporalJoin struct {
 	// Left and Right are the schemas of the two inputs' batches.
 	Left, Right *arrow.Schema
@@ -148,14 +152,20 @@ const (
 	tjPurgeMin   = 4096
 	tjLeftTable  = "temporal_left"
 	tjRightTable = "temporal_right"
+	// tjBlock is the number of consecutive row ids whose earliest live
+	// time a tjStore keeps together, so that fire skips the blocks none
+	// of whose rows the watermark reaches.
+	tjBlock = 1024
+	// tjKeepRows bounds the capacity, in rows, that an emptied side keeps
+	// for reuse.
+	tjKeepRows = 1 << 17
 )
 
 // tjCompiled is what Validate derives from a TemporalJoin: IntervalJoin's
 // compiled sides (columns, stored schemas, key comparisons, output
-// schema), and the snapshot tables' schemas.
+// schema).
 type tjCompiled struct {
 	*ivCompiled
-	state [2]*arrow.Schema // _key_group, then the side's stored columns
 }
 
 func (j TemporalJoin) compile() (*tjCompiled, error) {
@@ -167,8 +177,9 @@ func (j TemporalJoin) compile() (*tjCompiled, error) {
 	}
 	// The column checks are IntervalJoin's: an interval join of the same
 	// inputs with an empty interval has the same columns, stored schemas
-	// and output schema. Its errors are renamed; they name the fields,
-	// which are the same.
+	// and output schema (and its checks refuse types a row store cannot
+	// hold). Its errors are renamed; they name the fields, which are the
+	// same.
 	iv, err := IntervalJoin{
 		Left: j.Left, Right: j.Right, LeftTime: j.LeftTime, RightTime: j.RightTime,
 		LeftKeys: j.LeftKeys, RightKeys: j.RightKeys, Kind: j.Kind,
@@ -179,76 +190,71 @@ func (j TemporalJoin) compile() (*tjCompiled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("temporal join: %s", strings.TrimPrefix(err.Error(), "interval join: "))
 	}
-	c := &tjCompiled{ivCompiled: iv}
-	for s := range c.sides {
-		c.state[s] = arrow.NewSchema(append([]arrow.Field{
-			{Name: state.KeyGroupColumn, Type: arrow.PrimitiveTypes.Uint16},
-		}, c.sides[s].stored.Fields()...), nil)
-	}
-	return c, nil
+	return &tjCompiled{ivCompiled: iv}, nil
 }
 
-// tjRow is the bookkeeping of one held row.
-type tjRow struct {
-	hash uint64 // kernels.HashColumns over the key columns
-	time int64  // event time, ns
-	dead bool   // emitted (left) or superseded (right): dropped
-}
-
-// tjChunk is a run of held rows: ids [first, first+n) of its side, their
-// stored columns in rec (nil once every row is dead).
-type tjChunk struct {
-	rec      arrow.RecordBatch
-	first, n int32
-	live     int32
-	minTime  int64 // a lower bound of the live rows' times
-	bytes    int64
-}
-
-// tjStore is one side's rows: chunks in arrival order (so row ids grow
-// with arrival) and each row's bookkeeping by id. Dead rows stay until
-// they outnumber the live ones; then the store is compacted.
+// tjStore is one side's rows: their stored columns in a row store (row
+// ids in arrival order; the store also keeps each row's key hash and
+// whether it is dead: emitted, for a left row, or superseded, for a right
+// one), each row's event time by id, and the earliest time of the live
+// rows of each block of tjBlock ids. Dead rows are deleted from the row
+// store; once they outnumber the live ones (and are at least purgeMin)
+// the store is compacted and the rows renumbered.
 type tjStore struct {
-	chunks []tjChunk
-	rows   []tjRow
-	live   int
-	bytes  int64
+	store    *rowstore.Store // nil until the side holds a row
+	times    []int64         // event time (ns) by row id: len(times) == store.IDs()
+	live     int
+	blockMin []int64 // by row id / tjBlock; math.MaxInt64: no live row
 }
 
-func (s *tjStore) chunkOf(id int32) int {
-	i, _ := slices.BinarySearchFunc(s.chunks, id, func(c tjChunk, id int32) int {
-		switch {
-		case c.first+c.n <= id:
-			return -1
-		case c.first > id:
-			return 1
-		}
-		return 0
-	})
-	return i
+// noteTime records that live row id has time t.
+func (s *tjStore) noteTime(id int, t int64) {
+	blk := id / tjBlock
+	for len(s.blockMin) <= blk {
+		s.blockMin = append(s.blockMin, math.MaxInt64)
+	}
+	s.blockMin[blk] = min(s.blockMin[blk], t)
 }
 
-// kill marks row id dead.
+// kill deletes row id from the row store.
 func (s *tjStore) kill(id int32) {
-	c := &s.chunks[s.chunkOf(id)]
-	s.rows[id].dead = true
-	c.live--
+	s.store.Delete(id)
 	s.live--
-	if c.live == 0 && c.rec != nil {
-		c.rec.Release()
-		c.rec = nil
-		s.bytes -= c.bytes
-		c.bytes = 0
-	}
 }
 
+// storeBytes approximates the memory of the held rows' columns.
+func (s *tjStore) storeBytes() int64 {
+	if s.store == nil || s.store.IDs() == 0 {
+		return 0
+	}
+	return s.store.SizeBytes()
+}
+
+// release drops every row. The row store and the bookkeeping keep their
+// capacity when it is small, so that a side that empties at every
+// watermark (the left side, typically) does not regrow them each time.
 func (s *tjStore) release() {
-	for _, c := range s.chunks {
-		if c.rec != nil {
-			c.rec.Release()
+	st := s.store
+	if st != nil {
+		st.Reset()
+		if st.SizeBytes() > 16*tjKeepRows {
+			st.Release()
+			st = nil
 		}
 	}
-	*s = tjStore{rows: s.rows[:0], chunks: s.chunks[:0]}
+	times, blk := s.times[:0], s.blockMin[:0]
+	if cap(times) > tjKeepRows {
+		times = nil
+	}
+	*s = tjStore{store: st, times: times, blockMin: blk}
+}
+
+// close releases the side's memory for good.
+func (s *tjStore) close() {
+	if s.store != nil {
+		s.store.Release()
+	}
+	*s = tjStore{}
 }
 
 // tjVersions indexes the right store: the keys by hash, and each key's
@@ -281,12 +287,15 @@ type temporalOp struct {
 	purgeMin int
 
 	// scratch
-	keyCols []arrow.Array
-	hashes  []uint64
-	late    []int32
-	pad     []int32
-	acc     []int32
-	ok      []bool
+	keyCols  []arrow.Array
+	hashes   []uint64
+	late     []int32
+	pad      []int32
+	acc      []int32
+	accHash  []uint64
+	accTime  []int64
+	ok       []bool
+	gatherIx []int32
 }
 
 func (o *temporalOp) Open(info *arrowflow.TaskInfo) error {
@@ -325,7 +334,7 @@ func (o *temporalOp) Stats() Stats {
 func (o *temporalOp) stateBytes() int64 {
 	n := int64(len(o.idx.vers))*32 + int64(len(o.idx.multi))*4
 	for i := range o.st {
-		n += o.st[i].bytes + int64(len(o.st[i].rows))*24
+		n += o.st[i].storeBytes() + int64(len(o.st[i].times))*8 + int64(len(o.st[i].blockMin))*8
 	}
 	return n
 }
@@ -377,9 +386,7 @@ func (o *temporalOp) ProcessBatch(input int, b arrowflow.Batch, out arrowflow.Em
 	h := o.horizon()
 	ts := rec.Column(d.timeIdx).(*array.Timestamp)
 	o.late, o.pad, o.acc = o.late[:0], o.pad[:0], o.acc[:0]
-	s := &o.st[input]
-	from := len(s.rows)
-	minTime := int64(math.MaxInt64)
+	o.accHash, o.accTime = o.accHash[:0], o.accTime[:0]
 	for k := 0; k < n; k++ {
 		r := b.Row(k)
 		if ts.IsNull(r) {
@@ -401,16 +408,11 @@ func (o *temporalOp) ProcessBatch(input int, b arrowflow.Batch, out arrowflow.Em
 			continue
 		}
 		o.acc = append(o.acc, int32(r))
-		s.rows = append(s.rows, tjRow{hash: o.hashes[k], time: t})
-		minTime = min(minTime, t)
+		o.accHash = append(o.accHash, o.hashes[k])
+		o.accTime = append(o.accTime, t)
 	}
 	if len(o.acc) > 0 {
-		if len(s.rows) > math.MaxInt32-1 {
-			s.rows = s.rows[:from]
-			return fmt.Errorf("temporal join %s: more than %d %s rows held in one subtask; raise the parallelism", o.info.Name, math.MaxInt32, d.name)
-		}
-		if err := o.addChunk(input, rec, o.acc, from, minTime); err != nil {
-			s.rows = s.rows[:from]
+		if err := o.hold(input, rec); err != nil {
 			return err
 		}
 	}
@@ -425,83 +427,60 @@ func (o *temporalOp) ProcessBatch(input int, b arrowflow.Batch, out arrowflow.Em
 	return o.reportState()
 }
 
-// addChunk adds rows sel of rec (all of them, shared, when sel covers rec)
-// as a chunk of side's store, holding row ids [from, len(rows)), and
-// indexes right rows as versions. A trailing run of small chunks is then
-// concatenated (dead rows included, so ids do not change).
-func (o *temporalOp) addChunk(side int, rec arrow.RecordBatch, sel []int32, from int, minTime int64) error {
+// sideStore returns side's row store, making it on first use.
+func (o *temporalOp) sideStore(side int) (*rowstore.Store, error) {
+	s := &o.st[side]
+	if s.store == nil {
+		st, err := rowstore.New(o.c.sides[side].stored, o.mem)
+		if err != nil {
+			return nil, fmt.Errorf("temporal join %s: %w", o.info.Name, err)
+		}
+		s.store = st
+	}
+	return s.store, nil
+}
+
+// hold adds the accepted rows o.acc of rec (with o.accHash and o.accTime)
+// to side's store: their stored columns to the row store (shared with rec
+// when every row of a large rec is kept, copied otherwise), their
+// bookkeeping to rows; right rows are indexed as versions.
+func (o *temporalOp) hold(side int, rec arrow.RecordBatch) error {
 	d := &o.c.sides[side]
 	s := &o.st[side]
+	if len(s.times)+len(o.acc) > math.MaxInt32-1 {
+		return fmt.Errorf("temporal join %s: more than %d %s rows held in one subtask; raise the parallelism", o.info.Name, math.MaxInt32, d.name)
+	}
+	st, err := o.sideStore(side)
+	if err != nil {
+		return err
+	}
 	cols := make([]arrow.Array, len(d.storeIdx))
 	for k, i := range d.storeIdx {
 		cols[k] = rec.Column(i)
 	}
 	proj := array.NewRecordBatch(d.stored, cols, rec.NumRows())
-	if len(sel) != int(rec.NumRows()) { // sel is increasing: equal length means every row
-		taken, err := kernels.TakeRecord(o.mem, proj, sel)
-		proj.Release()
-		if err != nil {
-			return fmt.Errorf("temporal join %s: %w", o.info.Name, err)
-		}
-		proj = taken
+	defer proj.Release()
+	var first rowstore.RowID
+	if len(o.acc) == int(rec.NumRows()) { // o.acc is increasing: equal length means every row
+		first, err = st.AppendShared(proj, o.accHash)
+	} else {
+		first, err = st.Append(proj, o.acc, o.accHash)
 	}
-	o.appendChunk(side, proj, from, minTime)
+	if err != nil {
+		return fmt.Errorf("temporal join %s: holding %s rows: %w", o.info.Name, d.name, err)
+	}
+	from := len(s.times)
+	if int(first) != from {
+		return fmt.Errorf("temporal join %s: %s row store handed out row id %d, the side holds %d rows", o.info.Name, d.name, first, from)
+	}
+	s.times = append(s.times, o.accTime...)
+	for k, t := range o.accTime {
+		s.noteTime(from+k, t)
+	}
+	s.live += len(o.acc)
 	if side == joinRight {
 		o.index(from)
 	}
-	// Concatenate small chunks, joinCompactRun at a time, so that many
-	// small batches do not each keep a record.
-	run := 0
-	for run < len(s.chunks) {
-		c := &s.chunks[len(s.chunks)-1-run]
-		if c.rec == nil || c.n >= joinSmallChunk {
-			break
-		}
-		run++
-	}
-	if run >= joinCompactRun {
-		return o.mergeChunks(side, len(s.chunks)-run)
-	}
-	return nil
-}
-
-// appendChunk appends rec, holding row ids [from, len(rows)), to side's
-// store; it takes over rec.
-func (o *temporalOp) appendChunk(side int, rec arrow.RecordBatch, from int, minTime int64) {
-	s := &o.st[side]
-	n := int32(len(s.rows) - from)
-	c := tjChunk{rec: rec, first: int32(from), n: n, live: n, minTime: minTime, bytes: joinRecordBytes(rec)}
-	s.chunks = append(s.chunks, c)
-	s.live += int(n)
-	s.bytes += c.bytes
-}
-
-// mergeChunks concatenates the chunks of side from chunk from on (each
-// with its record) into one; their row ids are consecutive, so ids do not
-// change.
-func (o *temporalOp) mergeChunks(side, from int) error {
-	s := &o.st[side]
-	run := s.chunks[from:]
-	recs := make([]arrow.RecordBatch, len(run))
-	sels := make([][]int32, len(run))
-	for i, c := range run {
-		recs[i] = c.rec // never nil: addChunk merges only chunks with rows
-	}
-	merged, err := kernels.GatherRecords(o.mem, o.c.sides[side].stored, recs, sels)
-	if err != nil {
-		return fmt.Errorf("temporal join %s: %w", o.info.Name, err)
-	}
-	m := tjChunk{rec: merged, first: run[0].first, minTime: math.MaxInt64, bytes: joinRecordBytes(merged)}
-	for _, c := range run {
-		m.n += c.n
-		m.live += c.live
-		m.minTime = min(m.minTime, c.minTime)
-		s.bytes -= c.bytes
-		c.rec.Release()
-	}
-	s.bytes += m.bytes
-	clear(s.chunks[from+1:])
-	s.chunks = append(s.chunks[:from], m)
 	return nil
 }
 
@@ -513,9 +492,9 @@ func (o *temporalOp) mergeChunks(side, from int) error {
 func (o *temporalOp) index(from int) {
 	s := &o.st[joinRight]
 	x := &o.idx
-	for id := int32(from); id < int32(len(s.rows)); id++ {
-		r := s.rows[id]
-		hk := r.hash & o.hashMask
+	for id := int32(from); id < int32(len(s.times)); id++ {
+		t := s.times[id]
+		hk := s.store.Hash(id) & o.hashMask
 		key := int32(-1)
 		for _, k := range x.byHash[hk] {
 			if v := x.vers[k]; o.sameKey(joinRight, id, joinRight, v[len(v)-1]) {
@@ -531,8 +510,8 @@ func (o *temporalOp) index(from int) {
 			continue
 		}
 		v := x.vers[key]
-		p, _ := slices.BinarySearchFunc(v, r.time, func(e int32, t int64) int {
-			if s.rows[e].time <= t {
+		p, _ := slices.BinarySearchFunc(v, t, func(e int32, t int64) int {
+			if s.times[e] <= t {
 				return -1
 			}
 			return 1
@@ -548,12 +527,13 @@ func (o *temporalOp) index(from int) {
 // sameKey reports whether row a of side sa and row b of side sb have
 // equal keys (neither has a NULL key).
 func (o *temporalOp) sameKey(sa int, a int32, sb int, b int32) bool {
-	ca, cb := &o.st[sa].chunks[o.st[sa].chunkOf(a)], &o.st[sb].chunks[o.st[sb].chunkOf(b)]
-	o.ai[0], o.bi[0] = a-ca.first, b-cb.first // scratch: no allocation per comparison
+	ra, ia := o.st[sa].store.Locate(a)
+	rb, ib := o.st[sb].store.Locate(b)
+	o.ai[0], o.bi[0] = int32(ia), int32(ib) // scratch: no allocation per comparison
 	ai, bi := o.ai[:], o.bi[:]
 	o.ok = append(o.ok[:0], true)
 	for k, eq := range o.c.keyEq {
-		eq(ca.rec.Column(o.c.sides[sa].keyPos[k]), cb.rec.Column(o.c.sides[sb].keyPos[k]), ai, bi, o.ok)
+		eq(ra.Column(o.c.sides[sa].keyPos[k]), rb.Column(o.c.sides[sb].keyPos[k]), ai, bi, o.ok)
 	}
 	return o.ok[0]
 }
@@ -561,16 +541,16 @@ func (o *temporalOp) sameKey(sa int, a int32, sb int, b int32) bool {
 // version returns the right row id of the version valid at left row id's
 // time, or -1.
 func (o *temporalOp) version(id int32) int32 {
-	l := o.st[joinLeft].rows[id]
+	lt := o.st[joinLeft].times[id]
 	x := &o.idx
-	for _, k := range x.byHash[l.hash&o.hashMask] {
+	for _, k := range x.byHash[o.st[joinLeft].store.Hash(id)&o.hashMask] {
 		v := x.vers[k]
 		if !o.sameKey(joinLeft, id, joinRight, v[len(v)-1]) {
 			continue
 		}
-		rows := o.st[joinRight].rows
-		p, _ := slices.BinarySearchFunc(v, l.time, func(e int32, t int64) int {
-			if rows[e].time <= t {
+		times := o.st[joinRight].times
+		p, _ := slices.BinarySearchFunc(v, lt, func(e int32, t int64) int {
+			if times[e] <= t {
 				return -1
 			}
 			return 1
@@ -607,29 +587,31 @@ func (o *temporalOp) fire(h int64, out arrowflow.Emitter) error {
 	if s.live == 0 {
 		return nil
 	}
-	var pl, pr, pad []int32 // pairs (left id, right id); padded left ids
-	for ci := range s.chunks {
-		c := &s.chunks[ci]
-		if c.live == 0 || c.minTime > h {
+	var pl, pr, pad, fired []int32 // pairs (left id, right id); padded left ids; every fired id
+	for blk, bm := range s.blockMin {
+		if bm > h {
 			continue
 		}
 		next := int64(math.MaxInt64)
-		for id := c.first; id < c.first+c.n; id++ {
-			r := s.rows[id]
-			if r.dead {
+		lo := blk * tjBlock
+		times := s.times[lo:min(lo+tjBlock, len(s.times))]
+		for i, t := range times {
+			id := int32(lo + i)
+			if !s.store.Live(id) {
 				continue
 			}
-			if r.time > h {
-				next = min(next, r.time)
+			if t > h {
+				next = min(next, t)
 				continue
 			}
+			fired = append(fired, id)
 			if v := o.version(id); v >= 0 {
 				pl, pr = append(pl, id), append(pr, v)
 			} else if o.c.sides[joinLeft].outer {
 				pad = append(pad, id)
 			}
 		}
-		c.minTime = next
+		s.blockMin[blk] = next
 	}
 	for len(pl) > 0 {
 		n := min(len(pl), joinOutRows)
@@ -648,16 +630,8 @@ func (o *temporalOp) fire(h int64, out arrowflow.Emitter) error {
 		pad = pad[n:]
 	}
 	// Drop the fired rows (also those of an inner join without a version).
-	for ci := range s.chunks {
-		c := &s.chunks[ci]
-		if c.live == 0 {
-			continue
-		}
-		for id := c.first; id < c.first+c.n; id++ {
-			if r := &s.rows[id]; !r.dead && r.time <= h {
-				s.kill(id)
-			}
-		}
+	for _, id := range fired {
+		s.kill(id)
 	}
 	return o.compact(joinLeft)
 }
@@ -666,12 +640,12 @@ func (o *temporalOp) fire(h int64, out arrowflow.Emitter) error {
 // time <= h: no left row still to come (all later than h) can find them.
 func (o *temporalOp) dropVersions(h int64) error {
 	x := &o.idx
-	rows := o.st[joinRight].rows
+	times := o.st[joinRight].times
 	keep := x.multi[:0]
 	for _, k := range x.multi {
 		v := x.vers[k]
 		p := 0
-		for p+1 < len(v) && rows[v[p+1]].time <= h {
+		for p+1 < len(v) && times[v[p+1]] <= h {
 			p++
 		}
 		for _, id := range v[:p] {
@@ -689,12 +663,14 @@ func (o *temporalOp) dropVersions(h int64) error {
 	return o.compact(joinRight)
 }
 
-// compact rewrites side's store without its dead rows when they are many
-// and outnumber the live ones: the live rows are gathered into one chunk,
-// in id order, and renumbered (the version index with them).
+// compact drops side's dead rows when they are many and outnumber the
+// live ones: the row store keeps its live rows
+// (rowstore.Store.CompactChunks, which renumbers them in order, keeps
+// chunks that are all live as they are and copies only the live rows of
+// partly dead ones), and the bookkeeping and the version index follow the
+// new ids. A side without live rows is emptied at once.
 func (o *temporalOp) compact(side int) error {
 	s := &o.st[side]
-	dead := len(s.rows) - s.live
 	if s.live == 0 {
 		s.release()
 		if side == joinRight {
@@ -702,40 +678,38 @@ func (o *temporalOp) compact(side int) error {
 		}
 		return nil
 	}
-	if dead < o.purgeMin || dead <= s.live {
+	if dead := len(s.times) - s.live; dead < o.purgeMin || dead <= s.live {
 		return nil
 	}
-	var recs []arrow.RecordBatch
-	var sels [][]int32
-	newID := make([]int32, len(s.rows))
-	rows := make([]tjRow, 0, 2*s.live)
-	minTime := int64(math.MaxInt64)
-	for _, c := range s.chunks {
-		if c.live == 0 {
-			continue
-		}
-		sel := make([]int32, 0, c.live)
-		for id := c.first; id < c.first+c.n; id++ {
-			if r := s.rows[id]; !r.dead {
-				newID[id] = int32(len(rows))
-				rows = append(rows, r)
-				sel = append(sel, id-c.first)
-				minTime = min(minTime, r.time)
-			}
-		}
-		recs, sels = append(recs, c.rec), append(sels, sel)
-	}
-	merged, err := kernels.GatherRecords(o.mem, o.c.sides[side].stored, recs, sels)
+	remap, err := s.store.CompactChunks()
 	if err != nil {
-		return fmt.Errorf("temporal join %s: %w", o.info.Name, err)
+		return fmt.Errorf("temporal join %s: compacting the %s rows: %w", o.info.Name, o.c.sides[side].name, err)
 	}
-	s.release()
-	s.rows = rows
-	o.appendChunk(side, merged, 0, minTime)
+	if remap == nil {
+		return nil
+	}
+	w := 0
+	for id := range s.times {
+		if nid := remap[id]; nid >= 0 { // nid <= id: in place
+			s.times[nid] = s.times[id]
+			w++
+		}
+	}
+	s.times = s.times[:w]
+	if cap(s.times) > tjKeepRows && cap(s.times) > 4*w {
+		// The side shrank a lot: give the memory back.
+		times := make([]int64, w, 2*w)
+		copy(times, s.times)
+		s.times = times
+	}
+	s.blockMin = s.blockMin[:0]
+	for id, t := range s.times {
+		s.noteTime(id, t)
+	}
 	if side == joinRight {
 		for _, v := range o.idx.vers {
 			for i, id := range v {
-				v[i] = newID[id]
+				v[i] = remap[id]
 			}
 		}
 	}
@@ -771,10 +745,10 @@ func (o *temporalOp) emitStored(lids, rids []int32, out arrowflow.Emitter) error
 }
 
 // gather gathers stored column p of side's rows ids (any order, repeats
-// allowed): in id order, chunk by chunk, then permuted into ids' order
-// unless ids was increasing.
+// allowed): in id order, chunk by chunk of the row store, then permuted
+// into ids' order unless ids was increasing.
 func (o *temporalOp) gather(side int, ids []int32, p int) (arrow.Array, error) {
-	s := &o.st[side]
+	st := o.st[side].store
 	order := ids
 	var perm []int32
 	if !slices.IsSorted(ids) {
@@ -790,16 +764,22 @@ func (o *temporalOp) gather(side int, ids []int32, p int) (arrow.Array, error) {
 	}
 	var parts []arrow.Array
 	var idx [][]int32
+	local := slices.Grow(o.gatherIx[:0], len(order))[:len(order)]
+	o.gatherIx = local
 	for i := 0; i < len(order); {
-		c := &s.chunks[s.chunkOf(order[i])]
+		c := st.ChunkOf(order[i])
+		rec, first := st.Chunk(c)
+		end := first + int32(rec.NumRows())
 		j := i
-		local := make([]int32, 0, 16)
-		for j < len(order) && order[j] < c.first+c.n {
-			local = append(local, order[j]-c.first)
+		for j < len(order) && order[j] < end {
+			local[j] = order[j] - first
 			j++
 		}
-		parts, idx = append(parts, c.rec.Column(p)), append(idx, local)
+		parts, idx = append(parts, rec.Column(p)), append(idx, local[i:j])
 		i = j
+	}
+	if len(parts) == 1 && perm == nil {
+		return kernels.Take(o.mem, parts[0], idx[0])
 	}
 	a, err := kernels.Gather(o.mem, parts, idx)
 	if err != nil || perm == nil {
@@ -851,61 +831,29 @@ func (o *temporalOp) Finish(out arrowflow.Emitter) error {
 }
 
 // SnapshotState writes each side's live rows, in id order, as one table
-// (temporal_left, temporal_right): the key group, then the stored
-// columns; and the watermark as a second table. Writing the versions in
-// id order keeps their arrival order, which breaks ties of time.
+// (temporal_left, temporal_right) in the row store's tagged layout
+// (rowstore.SnapshotTagged: the stored columns, the key group, the key
+// hash and a tag, always 0); and the watermark as a second table. Writing
+// the versions in id order keeps their arrival order, which breaks ties
+// of time.
 func (o *temporalOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
 	for side := range o.st {
 		s := &o.st[side]
+		if s.live == 0 {
+			continue
+		}
 		table := []string{tjLeftTable, tjRightTable}[side]
-		for _, c := range s.chunks {
-			if c.live == 0 {
-				continue
-			}
-			if err := o.writeChunk(w, side, table, c); err != nil {
-				return err
-			}
+		if err := s.store.SnapshotTagged(w, table, o.info.MaxParallelism, nil); err != nil {
+			return fmt.Errorf("temporal join %s: snapshot of the %s rows: %w", o.info.Name, o.c.sides[side].name, err)
 		}
 	}
 	return writeMeta(o.mem, o.wm, w)
 }
 
-func (o *temporalOp) writeChunk(w state.SnapshotWriter, side int, table string, c tjChunk) error {
-	rows := o.st[side].rows[c.first : c.first+c.n]
-	rec := c.rec
-	rec.Retain()
-	defer func() { rec.Release() }()
-	if c.live < c.n {
-		sel := make([]int32, 0, c.live)
-		for i, r := range rows {
-			if !r.dead {
-				sel = append(sel, int32(i))
-			}
-		}
-		taken, err := kernels.TakeRecord(o.mem, c.rec, sel)
-		if err != nil {
-			return fmt.Errorf("temporal join %s: snapshot: %w", o.info.Name, err)
-		}
-		rec.Release()
-		rec = taken
-	}
-	kb := array.NewUint16Builder(o.mem)
-	defer kb.Release()
-	kb.Reserve(int(c.live))
-	for _, r := range rows {
-		if !r.dead {
-			kb.UnsafeAppend(uint16(kernels.KeyGroupOf(r.hash, o.info.MaxParallelism)))
-		}
-	}
-	kcol := kb.NewArray()
-	defer kcol.Release()
-	snap := array.NewRecordBatch(o.c.state[side], append([]arrow.Array{kcol}, rec.Columns()...), int64(c.live))
-	defer snap.Release()
-	return w.Write(table, snap)
-}
-
 // RestoreState loads the rows of the key groups this subtask owns, from
-// one or more old subtasks' snapshots.
+// one or more old subtasks' snapshots (a key's versions all come from one
+// of them, in arrival order). A snapshot of the layout weir used before
+// the row stores (_key_group first, then the stored columns) is refused.
 func (o *temporalOp) RestoreState(r state.SnapshotReader) error {
 	wm, sawMeta, err := readMeta(r)
 	if err != nil {
@@ -914,80 +862,46 @@ func (o *temporalOp) RestoreState(r state.SnapshotReader) error {
 	if sawMeta {
 		o.wm = wm
 	}
-	tables := r.Tables()
 	for side, table := range []string{tjLeftTable, tjRightTable} {
-		if !slices.Contains(tables, table) {
-			continue
+		d := &o.c.sides[side]
+		s := &o.st[side]
+		from := len(s.times)
+		into := func(int64) (*rowstore.Store, error) { return o.sideStore(side) }
+		err := rowstore.RestoreTagged(r, table, d.stored, o.info.KeyGroups, into,
+			func(_ int64, _ *rowstore.Store, first rowstore.RowID, rec arrow.RecordBatch) error {
+				if int(first) != len(s.times) {
+					return fmt.Errorf("%s row store handed out row id %d, the side holds %d rows", d.name, first, len(s.times))
+				}
+				n := int(rec.NumRows())
+				ts := rec.Column(d.timePos).(*array.Timestamp)
+				s.times = slices.Grow(s.times, n)
+				for i := range n {
+					t := int64(arrowflow.TimestampToEventTime(ts.Value(i), d.timeUnit))
+					s.times = append(s.times, t)
+					s.noteTime(len(s.times)-1, t)
+				}
+				s.live += n
+				return nil
+			})
+		var se *rowstore.SchemaError
+		switch {
+		case errors.As(err, &se) && !se.Tagged():
+			return fmt.Errorf("temporal join %s: snapshot table %q has the snapshot layout of an older weir version (held rows without key hashes), which this version cannot restore; restart the job without its state: %w", o.info.Name, table, err)
+		case errors.As(err, &se):
+			return fmt.Errorf("temporal join %s: snapshot %s state does not match this job's %s rows (did the query change?): %w", o.info.Name, d.name, d.name, err)
+		case err != nil:
+			return fmt.Errorf("temporal join %s: restoring %s rows: %w", o.info.Name, d.name, err)
 		}
-		if err := r.Read(table, func(rec arrow.RecordBatch) error { return o.restoreChunk(side, rec) }); err != nil {
-			return err
+		if side == joinRight && len(s.times) > from {
+			o.index(from)
 		}
 	}
 	return o.reportState()
 }
 
-func (o *temporalOp) restoreChunk(side int, rec arrow.RecordBatch) error {
-	d := &o.c.sides[side]
-	if !rec.Schema().Equal(o.c.state[side]) {
-		return fmt.Errorf("temporal join %s: snapshot %s state schema %s does not match this job's %s", o.info.Name, d.name, rec.Schema(), o.c.state[side])
-	}
-	n := int(rec.NumRows())
-	if n == 0 {
-		return nil
-	}
-	stored := array.NewRecordBatch(d.stored, rec.Columns()[1:], int64(n))
-	defer stored.Release()
-	kgs := rec.Column(0).(*array.Uint16)
-	var sel []int32
-	for i := 0; i < n; i++ {
-		if o.info.KeyGroups.Contains(int(kgs.Value(i))) {
-			sel = append(sel, int32(i))
-		}
-	}
-	if len(sel) == 0 {
-		return nil
-	}
-	keys := make([]arrow.Array, len(d.keyPos))
-	for k, p := range d.keyPos {
-		keys[k] = stored.Column(p)
-	}
-	hashes := make([]uint64, len(sel))
-	if err := kernels.HashColumns(keys, sel, hashes); err != nil {
-		return fmt.Errorf("temporal join %s: restoring %s rows: %w", o.info.Name, d.name, err)
-	}
-	s := &o.st[side]
-	if len(s.rows)+len(sel) > math.MaxInt32-1 {
-		return fmt.Errorf("temporal join %s: more than %d %s rows to restore in one subtask; raise the parallelism", o.info.Name, math.MaxInt32, d.name)
-	}
-	ts := stored.Column(d.timePos).(*array.Timestamp)
-	from := len(s.rows)
-	minTime := int64(math.MaxInt64)
-	for k, i := range sel {
-		t := int64(arrowflow.TimestampToEventTime(ts.Value(int(i)), d.timeUnit))
-		s.rows = append(s.rows, tjRow{hash: hashes[k], time: t})
-		minTime = min(minTime, t)
-	}
-	stored.Retain()
-	keep := stored
-	if len(sel) < n {
-		taken, err := kernels.TakeRecord(o.mem, stored, sel)
-		stored.Release()
-		if err != nil {
-			s.rows = s.rows[:from]
-			return fmt.Errorf("temporal join %s: restoring %s rows: %w", o.info.Name, d.name, err)
-		}
-		keep = taken
-	}
-	o.appendChunk(side, keep, from, minTime)
-	if side == joinRight {
-		o.index(from)
-	}
-	return nil
-}
-
 func (o *temporalOp) Close() error {
 	for i := range o.st {
-		o.st[i].release()
+		o.st[i].close()
 	}
 	if o.info != nil {
 		_ = o.info.StateBudget.Set(0, 0)
