@@ -3,6 +3,7 @@ package window
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/kernels"
 	"github.com/weirflow/weir/state"
+	"github.com/weirflow/weir/state/rowstore"
 )
 
 // OrderKey is one column of a window top-N's ORDER BY.
@@ -52,7 +54,9 @@ type OrderKey struct {
 //
 // State holds only candidates: per window and partition at most N rows
 // plus ties, pruned against a running threshold as batches arrive, so a
-// top-1 over millions of rows holds a handful of them. Raw rows are kept
+// top-1 over millions of rows holds a handful of them. They are kept in a
+// row store per pane (state/rowstore) with their key hashes, and
+// snapshots write them in the row store's tagged layout. Raw rows are kept
 // per pane of gcd(size, slide), as Aggregate does: each row is ranked
 // once however many hopping windows it belongs to, and a window's top N
 // is drawn from its panes' candidates when it fires.
@@ -204,10 +208,6 @@ type topNCompiled struct {
 	keyIdx   []int
 	order    []topNOrder
 	out      *arrow.Schema
-	state    *arrow.Schema // _pane_start, _pane_end, _key_group, _watermark, input
-	// stateNoWM is the layout of snapshots written before the writer's
-	// watermark was recorded: state without _watermark.
-	stateNoWM *arrow.Schema
 }
 
 const (
@@ -352,13 +352,6 @@ func (t TopN) compile() (*topNCompiled, error) {
 		fields = append(fields, arrow.Field{Name: t.RowNumber, Type: arrow.PrimitiveTypes.Int64})
 	}
 	c.out = arrow.NewSchema(fields, nil)
-	c.state = arrow.NewSchema(append([]arrow.Field{
-		{Name: "_pane_start", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "_pane_end", Type: arrow.PrimitiveTypes.Int64},
-		{Name: state.KeyGroupColumn, Type: arrow.PrimitiveTypes.Uint16},
-		{Name: watermarkColumn, Type: arrow.PrimitiveTypes.Int64},
-	}, t.Input.Fields()...), nil)
-	c.stateNoWM = arrow.NewSchema(slices.Delete(c.state.Fields(), 3, 4), nil)
 	return c, nil
 }
 
@@ -390,29 +383,36 @@ type topNPane struct {
 	// parts numbers the pane's partitions (nil without PartitionBy: one
 	// partition, 0). Every partition it holds has candidates.
 	parts *kernels.GroupTable
-	// cand holds the ranked candidates, in the input schema, sorted by
-	// partition id and then rank (ties in arrival order); candPids holds
-	// each row's partition id.
-	cand     arrow.RecordBatch
-	candPids []uint32
-	// thr[p] is the row of cand holding partition p's N-th row, or -1
-	// while the partition has fewer than N candidates. A new row that does
-	// not rank before it (or tie with it, WithTies) cannot make the top N.
+	// store holds the pane's rows (in the input schema) with their key
+	// hashes: ids [0, cand) are the ranked candidates, sorted by partition
+	// id and then rank (ties in arrival order), all in the store's first
+	// chunk; the ids after them are the rows that passed the thresholds
+	// since the last compaction, in arrival order. pids holds each row's
+	// partition id, by row id.
+	store *rowstore.Store
+	pids  []uint32
+	cand  int
+	// thr[p] is the id of partition p's N-th candidate, or -1 while the
+	// partition has fewer than N candidates. A new row that does not rank
+	// before it (or tie with it, WithTies) cannot make the top N.
 	thr []int32
-	// pending holds rows that passed the thresholds since the last
-	// compaction, in arrival order; pendPids their partition ids.
-	pending  []arrow.RecordBatch
-	pendPids []uint32
-	pendRows int
 }
 
-func (w *topNPane) rows() int { return w.candRows() + w.pendRows }
+func (w *topNPane) rows() int { return w.store.Len() }
 
-func (w *topNPane) candRows() int {
-	if w.cand == nil {
-		return 0
+func (w *topNPane) candRows() int { return w.cand }
+
+func (w *topNPane) pendRows() int { return w.store.IDs() - w.cand }
+
+// candidates returns the store's first chunk, which holds the candidates
+// as its first candRows rows (nil without candidates). It stays owned by
+// the store.
+func (w *topNPane) candidates() arrow.RecordBatch {
+	if w.cand == 0 {
+		return nil
 	}
-	return int(w.cand.NumRows())
+	rec, _ := w.store.Chunk(0)
+	return rec
 }
 
 func (w *topNPane) partitions() int {
@@ -423,38 +423,12 @@ func (w *topNPane) partitions() int {
 }
 
 func (w *topNPane) sizeBytes() int64 {
-	n := int64(cap(w.candPids)+cap(w.pendPids))*4 + int64(cap(w.thr))*4
+	n := int64(cap(w.pids))*4 + int64(cap(w.thr))*4
 	if w.parts != nil {
 		n += w.parts.SizeBytes()
 	}
-	if w.cand != nil {
-		n += topNRecordBytes(w.cand)
-	}
-	for _, p := range w.pending {
-		n += topNRecordBytes(p)
-	}
-	return n
-}
-
-func (w *topNPane) release() {
-	if w.cand != nil {
-		w.cand.Release()
-		w.cand = nil
-	}
-	for _, p := range w.pending {
-		p.Release()
-	}
-	w.pending = nil
-}
-
-func topNRecordBytes(rec arrow.RecordBatch) int64 {
-	var n int64
-	for _, c := range rec.Columns() {
-		for _, b := range c.Data().Buffers() {
-			if b != nil {
-				n += int64(b.Len())
-			}
-		}
+	if w.store != nil {
+		n += w.store.SizeBytes()
 	}
 	return n
 }
@@ -490,8 +464,16 @@ type topNOp struct {
 	size, step, pane, offset, lateness, tick int64
 	compactMin                               int
 
-	// freeParts holds reset partition tables of freed panes for reuse.
-	freeParts []*kernels.GroupTable
+	// freeParts and freeStores hold reset partition tables and row stores
+	// of freed panes for reuse.
+	freeParts  []*kernels.GroupTable
+	freeStores []*rowstore.Store
+	// ownHash is the key hash of every row without KeyBy: one of the
+	// subtask's first key group.
+	ownHash uint64
+	// restoreStore receives the rows RestoreState reads, before they go
+	// to their panes.
+	restoreStore *rowstore.Store
 
 	// scratch, reused across batches
 	batchPanes []topNBounds
@@ -504,9 +486,14 @@ type topNOp struct {
 	pos        []int32
 	brow       []int32
 	surv       []int32
-	allPids    []uint32
+	survPids   []uint32
+	hashes     []uint64
+	hashCols   []arrow.Array
+	recs       []arrow.RecordBatch
 	idx        []int32
 	keep       []int32
+	kept       []uint32
+	keepHashes []uint64
 	binds      []func(i, j int32) int
 }
 
@@ -529,7 +516,18 @@ func (o *topNOp) Open(info *arrowflow.TaskInfo) error {
 	o.lateness = int64(o.cfg.AllowedLateness)
 	o.tick = int64(c.timeType.Unit.Multiplier())
 	o.compactMin = cmp.Or(o.cfg.compactMin, topNCompactMin)
+	o.ownHash = topNHashOfKeyGroup(info.KeyGroups.Start, info.MaxParallelism)
 	return nil
+}
+
+// topNHashOfKeyGroup is a hash that kernels.KeyGroupOf places in key
+// group kg out of maxParallelism (0 when maxParallelism is not set).
+func topNHashOfKeyGroup(kg, maxParallelism int) uint64 {
+	if maxParallelism <= 0 || kg <= 0 {
+		return 0
+	}
+	m := uint64(maxParallelism)
+	return ((uint64(kg)<<32 + m - 1) / m) << 32
 }
 
 // TopNStats reports the subtask's counters.
@@ -588,7 +586,7 @@ func (o *topNOp) ProcessBatch(_ int, b arrowflow.Batch, out arrowflow.Emitter) e
 				return err
 			}
 			sel = sel[n:]
-			if w.pendRows >= max(o.compactMin, w.candRows()) {
+			if w.pendRows() >= max(o.compactMin, w.candRows()) {
 				if err := o.compact(w); err != nil {
 					return err
 				}
@@ -685,6 +683,16 @@ func (o *topNOp) paneOf(key topNBounds) (*topNPane, error) {
 // newPane makes an empty pane, with a partition table if needed.
 func (o *topNOp) newPane(key topNBounds) (*topNPane, error) {
 	w := &topNPane{key: key}
+	if n := len(o.freeStores); n > 0 {
+		w.store = o.freeStores[n-1]
+		o.freeStores = o.freeStores[:n-1]
+	} else {
+		st, err := rowstore.New(o.cfg.Input, o.mem)
+		if err != nil {
+			return nil, fmt.Errorf("window top-n %s: %w", o.info.Name, err)
+		}
+		w.store = st
+	}
 	if len(o.c.partIdx) > 0 {
 		if n := len(o.freeParts); n > 0 {
 			w.parts = o.freeParts[n-1]
@@ -692,6 +700,7 @@ func (o *topNOp) newPane(key topNBounds) (*topNPane, error) {
 		} else {
 			var err error
 			if w.parts, err = kernels.NewGroupTable(o.c.partType); err != nil {
+				o.freeStore(w)
 				return nil, err
 			}
 		}
@@ -699,9 +708,10 @@ func (o *topNOp) newPane(key topNBounds) (*topNPane, error) {
 	return w, nil
 }
 
-// freePane releases a pane that is no longer held.
+// freePane releases a pane that is no longer held, keeping a few of the
+// emptied row stores and partition tables for reuse.
 func (o *topNOp) freePane(w *topNPane) {
-	w.release()
+	o.freeStore(w)
 	if w.parts != nil && len(o.freeParts) < maxFreePanes {
 		w.parts.Reset()
 		o.freeParts = append(o.freeParts, w.parts)
@@ -709,22 +719,69 @@ func (o *topNOp) freePane(w *topNPane) {
 	w.parts = nil
 }
 
-// addPending appends rows to the pane's pending rows, taking over the
-// reference to rows.
-func (o *topNOp) addPending(w *topNPane, rows arrow.RecordBatch) error {
-	n := int(rows.NumRows())
+func (o *topNOp) freeStore(w *topNPane) {
+	if w.store == nil {
+		return
+	}
+	if len(o.freeStores) < maxFreePanes {
+		w.store.Reset()
+		o.freeStores = append(o.freeStores, w.store)
+	} else {
+		w.store.Release()
+	}
+	w.store, w.pids, w.cand = nil, nil, 0
+}
+
+// hashRows returns the key hashes (the hash the keyed edge routes by, over
+// KeyBy) of the rows sel of rec (nil: every row), in scratch space.
+// Without KeyBy every row gets o.ownHash, a hash of the subtask's first
+// key group, so that the rows of a snapshot land on exactly one subtask
+// after a rescale.
+func (o *topNOp) hashRows(rec arrow.RecordBatch, sel []int32) ([]uint64, error) {
+	n := int(rec.NumRows())
+	if sel != nil {
+		n = len(sel)
+	}
+	hs := topNGrow(&o.hashes, n)
+	if len(o.c.keyIdx) == 0 {
+		for i := range hs {
+			hs[i] = o.ownHash
+		}
+		return hs, nil
+	}
+	cols := o.hashCols[:0]
+	for _, i := range o.c.keyIdx {
+		cols = append(cols, rec.Column(i))
+	}
+	o.hashCols = cols
+	if err := kernels.HashColumns(cols, sel, hs); err != nil {
+		return nil, fmt.Errorf("window top-n %s: hashing key columns: %w", o.info.Name, err)
+	}
+	return hs, nil
+}
+
+// addPending appends the rows sel of rec (nil: every row, whose columns
+// the store may share) with their key hashes to the pane's pending rows.
+func (o *topNOp) addPending(w *topNPane, rec arrow.RecordBatch, sel []int32, hashes []uint64) error {
+	n := len(hashes)
 	pids := topNGrow(&o.pids, n)
 	if w.parts != nil {
-		if err := w.parts.FindOrInsert(o.partKeys(rows), nil, pids); err != nil {
-			rows.Release()
+		if err := w.parts.FindOrInsert(o.partKeys(rec), sel, pids); err != nil {
 			return fmt.Errorf("window top-n %s: %w", o.info.Name, err)
 		}
 	} else {
 		clear(pids)
 	}
-	w.pending = append(w.pending, rows)
-	w.pendPids = append(w.pendPids, pids...)
-	w.pendRows += n
+	var err error
+	if sel == nil {
+		_, err = w.store.AppendShared(rec, hashes)
+	} else {
+		_, err = w.store.Append(rec, sel, hashes)
+	}
+	if err != nil {
+		return fmt.Errorf("window top-n %s: %w", o.info.Name, err)
+	}
+	w.pids = append(w.pids, pids...)
 	return nil
 }
 
@@ -760,11 +817,12 @@ func (o *topNOp) offer(w *topNPane, rec arrow.RecordBatch, sel []int32) error {
 		res[k], brow[k] = 0, w.thr[p]
 		pos = append(pos, int32(k))
 	}
+	cand := w.candidates()
 	for _, ord := range o.c.order {
 		if len(pos) == 0 {
 			break
 		}
-		ord.vs(rec.Column(ord.col), w.cand.Column(ord.col), pos, sel, brow, res, ord.desc, ord.nullsFirst)
+		ord.vs(rec.Column(ord.col), cand.Column(ord.col), pos, sel, brow, res, ord.desc, ord.nullsFirst)
 		next := pos[:0]
 		for _, k := range pos {
 			if res[k] == 0 {
@@ -774,24 +832,26 @@ func (o *topNOp) offer(w *topNPane, rec arrow.RecordBatch, sel []int32) error {
 		pos = next
 	}
 	o.pos = pos
-	surv := o.surv[:0]
+	surv, survPids := o.surv[:0], o.survPids[:0]
 	for k, c := range res {
 		if c < 0 || (c == 0 && o.cfg.WithTies) {
 			surv = append(surv, sel[k])
-			w.pendPids = append(w.pendPids, pids[k])
+			survPids = append(survPids, pids[k])
 		}
 	}
-	o.surv = surv
+	o.surv, o.survPids = surv, survPids
 	o.stats.Pruned += int64(n - len(surv))
 	if len(surv) == 0 {
 		return nil
 	}
-	take, err := kernels.TakeRecord(o.mem, rec, surv)
+	hashes, err := o.hashRows(rec, surv)
 	if err != nil {
+		return err
+	}
+	if _, err := w.store.Append(rec, surv, hashes); err != nil {
 		return fmt.Errorf("window top-n %s: %w", o.info.Name, err)
 	}
-	w.pending = append(w.pending, take)
-	w.pendRows += len(surv)
+	w.pids = append(w.pids, survPids...)
 	return nil
 }
 
@@ -823,25 +883,35 @@ func topNTied(binds []func(i, j int32) int, i, j int32) bool {
 }
 
 // compact ranks the pending rows with the candidates and keeps, per
-// partition, the first N plus (WithTies) the rows tied with the N-th.
-// The sort breaks ties by position, candidates before pending rows, so
-// that among tied rows a pane keeps the earliest arrived.
+// partition, the first N plus (WithTies) the rows tied with the N-th,
+// as the pane store's new rows (one chunk, candidates only). The sort
+// breaks ties by row id, candidates before pending rows, so that among
+// tied rows a pane keeps the earliest arrived.
 func (o *topNOp) compact(w *topNPane) error {
-	if len(w.pending) == 0 {
+	if w.pendRows() == 0 {
 		return nil
 	}
-	recs := make([]arrow.RecordBatch, 0, 1+len(w.pending))
-	if w.cand != nil {
-		recs = append(recs, w.cand)
-	}
-	recs = append(recs, w.pending...)
-	all, err := topNConcat(o.mem, o.cfg.Input, recs)
-	if err != nil {
-		return fmt.Errorf("window top-n %s: %w", o.info.Name, err)
+	st := w.store
+	var all arrow.RecordBatch
+	if st.NumChunks() == 1 {
+		all, _ = st.Chunk(0)
+		all.Retain()
+	} else {
+		recs := o.recs[:0]
+		for c := range st.NumChunks() {
+			rec, _ := st.Chunk(c)
+			recs = append(recs, rec)
+		}
+		o.recs = recs
+		var err error
+		all, err = kernels.GatherRecords(o.mem, o.cfg.Input, recs, make([][]int32, len(recs)))
+		clear(recs)
+		if err != nil {
+			return fmt.Errorf("window top-n %s: %w", o.info.Name, err)
+		}
 	}
 	defer all.Release()
-	pids := append(append(o.allPids[:0], w.candPids...), w.pendPids...)
-	o.allPids = pids
+	pids := w.pids
 	n := len(pids)
 	idx := topNGrow(&o.idx, n)
 	for i := range idx {
@@ -864,7 +934,7 @@ func (o *topNOp) compact(w *topNPane) error {
 	for i := range thr {
 		thr[i] = -1
 	}
-	keep, kept := o.keep[:0], w.candPids[:0]
+	keep, kept := o.keep[:0], o.kept[:0]
 	for start := 0; start < n; {
 		pid := pids[idx[start]]
 		end := start + 1
@@ -883,49 +953,21 @@ func (o *topNOp) compact(w *topNPane) error {
 		}
 		start = end
 	}
-	o.keep = keep
+	o.keep, o.kept = keep, kept
 	o.stats.Pruned += int64(n - len(keep))
-	cand, err := kernels.TakeRecord(o.mem, all, keep)
-	if err != nil {
+	hs := topNGrow(&o.keepHashes, len(keep))
+	held := st.Hashes()
+	for k, i := range keep {
+		hs[k] = held[i]
+	}
+	st.Reset()
+	if _, err := st.Append(all, keep, hs); err != nil {
+		w.pids, w.cand = w.pids[:0], 0
 		return fmt.Errorf("window top-n %s: %w", o.info.Name, err)
 	}
-	w.release()
-	w.cand, w.candPids = cand, kept
-	w.pendPids, w.pendRows = w.pendPids[:0], 0
+	w.pids = append(w.pids[:0], kept...)
+	w.cand = len(keep)
 	return nil
-}
-
-// topNConcat returns one record batch holding the rows of recs in order
-// (a new reference).
-func topNConcat(mem memory.Allocator, schema *arrow.Schema, recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
-	if len(recs) == 1 {
-		recs[0].Retain()
-		return recs[0], nil
-	}
-	cols := make([]arrow.Array, schema.NumFields())
-	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
-		}
-	}()
-	parts := make([]arrow.Array, len(recs))
-	var rows int64
-	for _, r := range recs {
-		rows += r.NumRows()
-	}
-	for i := range cols {
-		for k, r := range recs {
-			parts[k] = r.Column(i)
-		}
-		c, err := array.Concatenate(parts, mem)
-		if err != nil {
-			return nil, fmt.Errorf("concatenate column %q: %w", schema.Field(i).Name, err)
-		}
-		cols[i] = c
-	}
-	return array.NewRecordBatch(schema, cols, rows), nil
 }
 
 func (o *topNOp) reportState() error {
@@ -1080,8 +1122,7 @@ func (o *topNOp) emitWindow(win topNBounds, out arrowflow.Emitter) error {
 	pruned := o.stats.Pruned
 	defer func() { o.stats.Pruned = pruned }()
 	for _, w := range parts {
-		w.cand.Retain()
-		if err := o.addPending(merged, w.cand); err != nil {
+		if err := o.addPending(merged, w.candidates(), nil, w.store.Hashes()); err != nil {
 			return err
 		}
 	}
@@ -1119,7 +1160,11 @@ func (o *topNOp) emit(w *topNPane, win topNBounds, out arrowflow.Emitter) error 
 			cols = append(cols, made[len(made)-1])
 		}
 	}
-	cols = append(cols, w.cand.Columns()...)
+	cand := w.candidates()
+	if int(cand.NumRows()) != rows {
+		return fmt.Errorf("window top-n %s: pane [%d, %d) holds %d candidates in a chunk of %d rows", o.info.Name, w.key.start, w.key.end, rows, cand.NumRows())
+	}
+	cols = append(cols, cand.Columns()...)
 	if o.cfg.RowNumber != "" {
 		made = append(made, o.rowNumbers(w))
 		cols = append(cols, made[len(made)-1])
@@ -1134,13 +1179,13 @@ func (o *topNOp) emit(w *topNPane, win topNBounds, out arrowflow.Emitter) error 
 func (o *topNOp) rowNumbers(w *topNPane) arrow.Array {
 	b := array.NewInt64Builder(o.mem)
 	defer b.Release()
-	rows := int(w.cand.NumRows())
+	rows := w.candRows()
 	b.Reserve(rows)
-	binds := o.bind(w.cand)
+	binds := o.bind(w.candidates())
 	var p, rank int64
 	for i := 0; i < rows; i++ {
 		switch {
-		case i == 0 || w.candPids[i] != w.candPids[i-1]:
+		case i == 0 || w.pids[i] != w.pids[i-1]:
 			p, rank = 1, 1
 		default:
 			p++
@@ -1164,10 +1209,12 @@ func (o *topNOp) Finish(out arrowflow.Emitter) error {
 }
 
 // SnapshotState compacts every pane and writes the candidates as one
-// table, with the pane's bounds, the key group of each row and the
-// watermark up to which the pane's windows have had its rows (the
+// table in the row stores' tagged layout (rowstore.SnapshotTagged: the
+// input columns, the key group, the key hash, and as the tag the
+// watermark up to which the pane's windows have had its rows: the
 // subtask's, or for a pane restored from a writer ahead, the writer's),
-// and the watermark as a second table.
+// and the watermark as a second table. A row's pane follows from its
+// columns (its event time, or its window columns).
 func (o *topNOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
 	keys := make([]topNBounds, 0, len(o.panes))
 	for k := range o.panes {
@@ -1193,43 +1240,52 @@ func (o *topNOp) SnapshotState(_ uint64, w state.SnapshotWriter) error {
 }
 
 // writeWindow compacts the pane win and writes its candidates as rows of
-// the state table, with wm: they count only in windows that had not
-// fired at wm.
+// the state table, tagged with wm: they count only in windows that had
+// not fired at wm.
 func (o *topNOp) writeWindow(win *topNPane, wm arrowflow.EventTime, w state.SnapshotWriter) error {
 	if err := o.compact(win); err != nil {
 		return err
 	}
-	rows := win.candRows()
-	if rows == 0 {
+	if win.candRows() == 0 {
 		return nil
 	}
-	cols := make([]arrow.Array, 0, o.c.state.NumFields())
-	defer func() {
-		for _, c := range cols[:min(4, len(cols))] {
-			c.Release()
-		}
-	}()
-	cols = append(cols, constInt64(o.mem, win.key.start, rows), constInt64(o.mem, win.key.end, rows))
-	keys := make([]arrow.Array, len(o.c.keyIdx))
-	for i, k := range o.c.keyIdx {
-		keys[i] = win.cand.Column(k)
-	}
-	kg, err := keyGroupColumn(o.mem, o.info, keys, rows)
+	err := win.store.SnapshotTagged(w, topNStateTable, o.info.MaxParallelism, func(rowstore.RowID) int64 { return int64(wm) })
 	if err != nil {
-		return err
+		return fmt.Errorf("window top-n %s: snapshot of pane [%d, %d): %w", o.info.Name, win.key.start, win.key.end, err)
 	}
-	cols = append(cols, kg, constInt64(o.mem, int64(wm), rows))
-	cols = append(cols, win.cand.Columns()...)
-	rec := array.NewRecordBatch(o.c.state, cols, int64(rows))
-	defer rec.Release()
-	return w.Write(topNStateTable, rec)
+	return nil
+}
+
+// rowPane is the pane of row i of rec, a row the operator held: for raw
+// rows the pane of its event time, for windowed rows its window.
+func (o *topNOp) rowPane(rec arrow.RecordBatch, i int) (topNBounds, bool) {
+	unit := o.c.timeType.Unit
+	if o.c.raw {
+		ts := rec.Column(o.c.timeIdx).(*array.Timestamp)
+		if ts.IsNull(i) {
+			return topNBounds{}, false
+		}
+		p := floorTo(int64(arrowflow.TimestampToEventTime(ts.Value(i), unit)), o.pane, o.offset)
+		return topNBounds{p, p + o.pane}, true
+	}
+	st := rec.Column(o.c.startIdx).(*array.Timestamp)
+	en := rec.Column(o.c.endIdx).(*array.Timestamp)
+	if st.IsNull(i) || en.IsNull(i) {
+		return topNBounds{}, false
+	}
+	return topNBounds{
+		int64(arrowflow.TimestampToEventTime(st.Value(i), unit)),
+		int64(arrowflow.TimestampToEventTime(en.Value(i), unit)),
+	}, true
 }
 
 // RestoreState adds the candidates of the key groups this subtask owns,
 // from one or more old subtasks' snapshots, to their panes, and ranks
 // them. Without KeyBy, rows belong to the key group of the subtask that
 // wrote them (the first of its range), so partial state of a two-phase
-// top-N's local phase lands on exactly one new subtask.
+// top-N's local phase lands on exactly one new subtask. A snapshot of the
+// layout weir used before the row stores (a _pane_start column first) is
+// refused.
 //
 // The watermark restored is the smallest of the old subtasks'
 // (readMeta). Behind a Forward edge each local subtask has its own
@@ -1241,9 +1297,8 @@ func (o *topNOp) writeWindow(win *topNPane, wm arrowflow.EventTime, w state.Snap
 // is held apart with its writer's watermark (o.ahead) and counts only in
 // its windows that had not fired at that watermark. Panes written at the
 // restored watermark (the usual case: no rescale, keyed subtasks, or
-// equal watermarks), panes none of whose windows had fired at their
-// writer's watermark, and snapshots written before the writer's
-// watermark was recorded (stateNoWM) are restored as panes.
+// equal watermarks) and panes none of whose windows had fired at their
+// writer's watermark are restored as panes.
 func (o *topNOp) RestoreState(r state.SnapshotReader) error {
 	wm, sawMeta, err := readMeta(r)
 	if err != nil {
@@ -1252,59 +1307,67 @@ func (o *topNOp) RestoreState(r state.SnapshotReader) error {
 	if sawMeta {
 		o.wm = wm
 	}
-	if !slices.Contains(r.Tables(), topNStateTable) {
-		return o.reportState()
-	}
-	err = r.Read(topNStateTable, func(rec arrow.RecordBatch) error {
-		dataAt := 4
-		switch s := rec.Schema(); {
-		case s.Equal(o.c.state):
-		case s.Equal(o.c.stateNoWM):
-			dataAt = 3
-		default:
-			return fmt.Errorf("window top-n %s: snapshot state schema %s does not match this job's %s", o.info.Name, s, o.c.state)
-		}
-		n := int(rec.NumRows())
-		data := array.NewRecordBatch(o.cfg.Input, rec.Columns()[dataAt:], int64(n))
-		defer data.Release()
-		starts, ends := rec.Column(0).(*array.Int64), rec.Column(1).(*array.Int64)
-		kgs := rec.Column(2).(*array.Uint16)
-		var wms *array.Int64
-		if dataAt == 4 {
-			wms = rec.Column(3).(*array.Int64)
-		}
-		// Rows by pane and writer's watermark: o.wm for a pane restored
-		// as such, a later one for a pane held apart.
-		var sels selsBy[topNAhead]
-		for i := 0; i < n; i++ {
-			if !o.info.KeyGroups.Contains(int(kgs.Value(i))) {
-				continue
+	into := func(int64) (*rowstore.Store, error) {
+		if o.restoreStore == nil {
+			st, err := rowstore.New(o.cfg.Input, o.mem)
+			if err != nil {
+				return nil, fmt.Errorf("window top-n %s: %w", o.info.Name, err)
 			}
-			k := topNAhead{topNBounds{starts.Value(i), ends.Value(i)}, o.wm}
-			if wms != nil && o.c.raw {
-				if ww := arrowflow.EventTime(wms.Value(i)); ww > o.wm && o.fired(o.firstWindowEnd(k.pane.start), ww) {
+			o.restoreStore = st
+		}
+		o.restoreStore.Reset()
+		return o.restoreStore, nil
+	}
+	var sels selsBy[topNAhead]
+	var hs []uint64
+	err = rowstore.RestoreTagged(r, topNStateTable, o.cfg.Input, o.info.KeyGroups, into,
+		func(tag int64, s *rowstore.Store, first rowstore.RowID, rec arrow.RecordBatch) error {
+			n := int(rec.NumRows())
+			hashes := s.Hashes()[first : int(first)+n]
+			ww := arrowflow.EventTime(tag)
+			// Rows by pane and writer's watermark: o.wm for a pane
+			// restored as such, a later one for a pane held apart.
+			sels.keys = sels.keys[:0]
+			clear(sels.idx)
+			for i := range n {
+				pane, ok := o.rowPane(rec, i)
+				if !ok {
+					return fmt.Errorf("window top-n %s: snapshot row without a window (NULL event time or window column)", o.info.Name)
+				}
+				k := topNAhead{pane, o.wm}
+				if o.c.raw && ww > o.wm && o.fired(o.firstWindowEnd(pane.start), ww) {
 					k.wm = ww
 				}
+				sels.add(k, int32(i))
 			}
-			sels.add(k, int32(i))
-		}
-		for j, k := range sels.keys {
-			w, err := o.restoredPane(k)
-			if err != nil {
-				return err
+			for j, k := range sels.keys {
+				w, err := o.restoredPane(k)
+				if err != nil {
+					return err
+				}
+				sel := sels.sels[j]
+				hs = slices.Grow(hs[:0], len(sel))
+				for _, i := range sel {
+					hs = append(hs, hashes[i])
+				}
+				if err := o.addPending(w, rec, sel, hs); err != nil {
+					return err
+				}
 			}
-			part, err := kernels.TakeRecord(o.mem, data, sels.sels[j])
-			if err != nil {
-				return fmt.Errorf("window top-n %s: %w", o.info.Name, err)
-			}
-			if err := o.addPending(w, part); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
+			return nil
+		})
+	if o.restoreStore != nil {
+		o.restoreStore.Release()
+		o.restoreStore = nil
+	}
+	var se *rowstore.SchemaError
+	switch {
+	case errors.As(err, &se) && !se.Tagged():
+		return fmt.Errorf("window top-n %s: snapshot table %q has the snapshot layout of an older weir version (candidates by pane without key hashes), which this version cannot restore; restart the job without its state: %w", o.info.Name, topNStateTable, err)
+	case errors.As(err, &se):
+		return fmt.Errorf("window top-n %s: snapshot state does not match this job's input rows (did the query change?): %w", o.info.Name, err)
+	case err != nil:
+		return fmt.Errorf("window top-n %s: restoring candidates: %w", o.info.Name, err)
 	}
 	for _, w := range o.panes {
 		if err := o.compact(w); err != nil {
@@ -1346,12 +1409,18 @@ func (o *topNOp) restoredPane(a topNAhead) (*topNPane, error) {
 
 func (o *topNOp) Close() error {
 	for _, w := range o.panes {
-		w.release()
+		w.store.Release()
 	}
 	for _, w := range o.ahead {
-		w.release()
+		w.store.Release()
 	}
-	o.panes, o.ahead, o.freeParts = nil, nil, nil
+	for _, st := range o.freeStores {
+		st.Release()
+	}
+	if o.restoreStore != nil {
+		o.restoreStore.Release()
+	}
+	o.panes, o.ahead, o.freeParts, o.freeStores, o.restoreStore = nil, nil, nil, nil, nil
 	if o.info != nil {
 		_ = o.info.StateBudget.Set(0, 0)
 	}
