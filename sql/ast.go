@@ -311,6 +311,17 @@ type Select struct {
 	Where    Expr      // nil without WHERE
 	GroupBy  []Expr    // expressions and *GroupingSet; nil without GROUP BY
 	Having   Expr      // nil without HAVING
+	// Windows is the WINDOW clause, WINDOW name AS (...) [, ...], after
+	// HAVING; nil without. An OVER name of the select list (or of the
+	// query's ORDER BY) refers to one of them; see WindowSpec.Name.
+	Windows []*NamedWindow
+}
+
+// NamedWindow is one window of a WINDOW clause: name AS (window spec).
+type NamedWindow struct {
+	Pos  Pos
+	Name *Ident
+	Spec *WindowSpec
 }
 
 // SelectItem is one item of a select list: an expression with an optional
@@ -996,9 +1007,17 @@ type Constructor struct {
 	Args []Expr
 }
 
-// WindowSpec is the window of OVER (PARTITION BY ... ORDER BY ... frame).
+// WindowSpec is the window of OVER (PARTITION BY ... ORDER BY ... frame),
+// or of OVER name, which refers to a window of the enclosing SELECT's
+// WINDOW clause (Select.Windows).
 type WindowSpec struct {
-	Pos         Pos
+	Pos Pos
+	// Name is set for OVER name. The parser resolves the reference: it
+	// sets PartitionBy, OrderBy and Frame to the named window's (shared
+	// with Select.Windows, not copied), so that planners read OVER name
+	// and the inline OVER (...) alike; the formatter writes the name
+	// alone. An undefined name is a parse error.
+	Name        *Ident
 	PartitionBy []Expr
 	OrderBy     []*OrderItem
 	Frame       *WindowFrame // nil without ROWS/RANGE
@@ -1259,6 +1278,9 @@ func (n *Constructor) Position() Pos { return n.Pos }
 
 // Position returns the position of the WindowSpec.
 func (n *WindowSpec) Position() Pos { return n.Pos }
+
+// Position returns the position of the NamedWindow.
+func (n *NamedWindow) Position() Pos { return n.Pos }
 
 // Position returns the position of the WindowFrame.
 func (n *WindowFrame) Position() Pos { return n.Pos }

@@ -45,7 +45,7 @@ var errorCases = []struct {
 	{"join without condition", "SELECT * FROM a JOIN b WHERE x", Pos{1, 24}, "expected ON or USING", "CROSS JOIN"},
 	{"CAST with a comma", "SELECT CAST(a, INT) FROM t", Pos{1, 14}, "expected AS", "CAST(x AS type)"},
 	{"CASE without END", "SELECT CASE WHEN a THEN b\nFROM t", Pos{2, 1}, "expected END", "starts at 1:8"},
-	{"named window", "SELECT COUNT(*) OVER w FROM t", Pos{1, 22}, `"(" after OVER`, "inline"},
+	{"undefined named window", "SELECT COUNT(*) OVER w FROM t", Pos{1, 22}, `window w is not defined`, "WINDOW w AS ("},
 	{"missing column separator", "SELECT a b c FROM t", Pos{1, 12}, `found "c"`, "missing"},
 
 	// Unsupported statements, at the statement's start.
@@ -59,7 +59,7 @@ var errorCases = []struct {
 	{"create table like", "CREATE TABLE t (a INT) WITH ('x' = 'y') LIKE u", Pos{1, 41}, "LIKE is not supported", "declare all columns"},
 	{"create table as", "CREATE TABLE t WITH ('a' = 'b') AS SELECT 1", Pos{1, 33}, "AS SELECT is not supported", "INSERT INTO"},
 	{"match_recognize", "SELECT * FROM t MATCH_RECOGNIZE (PARTITION BY a)", Pos{1, 17}, "MATCH_RECOGNIZE is not supported", ""},
-	{"window clause", "SELECT a FROM t GROUP BY a WINDOW w AS (PARTITION BY a)", Pos{1, 28}, "WINDOW clauses are not supported", "inline"},
+	{"window defined twice", "SELECT a FROM t GROUP BY a WINDOW w AS (PARTITION BY a), w AS ()", Pos{1, 58}, "window w is defined twice", ""},
 	{"natural join", "SELECT * FROM t NATURAL JOIN u", Pos{1, 17}, "NATURAL JOIN", "USING"},
 	{"timestamp with time zone", "CREATE TABLE t (a TIMESTAMP(3) WITH TIME ZONE)", Pos{1, 32}, "TIMESTAMP WITH TIME ZONE is not supported", "TIMESTAMP_LTZ"},
 	{"unicode string", "SELECT U&'\\0041' FROM t", Pos{1, 8}, "Unicode escape strings", ""},

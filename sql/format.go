@@ -83,6 +83,8 @@ func (w *writer) node(n Node) {
 		w.expr(n.Result, 0)
 	case *WindowSpec:
 		w.windowSpec(n)
+	case *NamedWindow:
+		w.namedWindow(n)
 	case *WindowFrame:
 		w.frame(n)
 	case *FrameBound:
@@ -474,6 +476,19 @@ func (w *writer) selectExpr(n *Select) {
 		w.s(" HAVING ")
 		w.expr(n.Having, 0)
 	}
+	for i, nw := range n.Windows {
+		if i == 0 {
+			w.s(" WINDOW ")
+		} else {
+			w.s(", ")
+		}
+		w.namedWindow(nw)
+	}
+}
+
+func (w *writer) namedWindow(nw *NamedWindow) {
+	w.s(nw.Name.String(), " AS ")
+	w.windowSpec(nw.Spec)
 }
 
 func (w *writer) selectItem(it *SelectItem) {
@@ -1020,7 +1035,13 @@ func (w *writer) funcCall(f *FuncCall) {
 	}
 }
 
+// windowSpec writes (PARTITION BY ... ORDER BY ... frame), or the name
+// alone for OVER name.
 func (w *writer) windowSpec(ws *WindowSpec) {
+	if ws.Name != nil {
+		w.s(ws.Name.String())
+		return
+	}
 	w.s("(")
 	sep := ""
 	if len(ws.PartitionBy) > 0 {

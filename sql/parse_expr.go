@@ -605,12 +605,15 @@ func (p *parser) callSuffix(f *FuncCall) (Expr, error) {
 		return nil, p.errAt(p.tok().pos, p.tok().upper+" NULLS is not supported", "")
 	}
 	if p.acceptKw("OVER") {
+		if isName(p.tok()) {
+			// OVER name: resolved against the WINDOW clause when the
+			// SELECT ends (parse_query.go).
+			t := p.next()
+			f.Over = &WindowSpec{Pos: t.pos, Name: identFrom(t)}
+			return f, nil
+		}
 		if !p.is(tokLParen) {
-			hint := ""
-			if isName(p.tok()) {
-				hint = "named windows are not supported: write the window inline, OVER (PARTITION BY ... ORDER BY ...)"
-			}
-			return nil, p.errAt(p.tok().pos, "expected \"(\" after OVER, found "+describe(p.tok()), hint)
+			return nil, p.errAt(p.tok().pos, "expected \"(\" or a window name after OVER, found "+describe(p.tok()), "")
 		}
 		if f.Over, err = p.windowSpec(); err != nil {
 			return nil, err
@@ -766,7 +769,7 @@ func (p *parser) windowSpec() (*WindowSpec, error) {
 	if !p.is(tokRParen) {
 		if isName(p.tok()) {
 			return nil, p.errAt(p.tok().pos, "expected \")\", found "+describe(p.tok()),
-				"named windows are not supported: write the window inline, OVER (PARTITION BY ... ORDER BY ...)")
+				"refining a named window, OVER (name ...), is not supported: write OVER name, or the whole window inline")
 		}
 		return nil, p.errExpected("\")\"")
 	}

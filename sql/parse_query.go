@@ -35,6 +35,16 @@ func (p *parser) query() (*Query, error) {
 			return nil, err
 		}
 	}
+	// ORDER BY may use the windows of the SELECT it orders.
+	var windows []*NamedWindow
+	if sel, ok := q.Body.(*Select); ok {
+		windows = sel.Windows
+	}
+	for _, o := range q.OrderBy {
+		if err := p.resolveWindowRefs(windows, o); err != nil {
+			return nil, err
+		}
+	}
 	if err := p.limitOffset(q); err != nil {
 		return nil, err
 	}
@@ -230,15 +240,91 @@ func (p *parser) selectExpr() (*Select, error) {
 			return nil, err
 		}
 	}
-	if p.isKw("WINDOW") {
-		return nil, p.errAt(p.tok().pos, "named WINDOW clauses are not supported",
-			"write the window inline: OVER (PARTITION BY ... ORDER BY ...)")
+	if p.acceptKw("WINDOW") {
+		if s.Windows, err = p.windowClause(); err != nil {
+			return nil, err
+		}
 	}
 	if p.isKw("QUALIFY") {
 		return nil, p.errAt(p.tok().pos, "QUALIFY is not supported",
 			"filter in an outer query: SELECT * FROM (SELECT ..., ROW_NUMBER() OVER (...) AS rn FROM t) WHERE rn <= N")
 	}
+	if err := p.resolveWindowRefs(s.Windows, s); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// windowClause parses name AS (window spec) [, name AS (...)] after
+// WINDOW, as Calcite does; a name defined twice is an error.
+func (p *parser) windowClause() ([]*NamedWindow, error) {
+	var ws []*NamedWindow
+	for {
+		name, err := p.ident("window name")
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range ws {
+			if strings.EqualFold(o.Name.Name, name.Name) {
+				return nil, p.errAt(name.Pos, "window "+name.String()+" is defined twice in this WINDOW clause", "")
+			}
+		}
+		if _, err := p.expectKw("AS"); err != nil {
+			return nil, err
+		}
+		if !p.is(tokLParen) {
+			return nil, p.errExpected("\"(\"")
+		}
+		spec, err := p.windowSpec()
+		if err != nil {
+			return nil, err
+		}
+		ws = append(ws, &NamedWindow{Pos: name.Pos, Name: name, Spec: spec})
+		if !p.accept(tokComma) {
+			return ws, nil
+		}
+	}
+}
+
+// resolveWindowRefs resolves the OVER name references under n (not those
+// of nested queries, which their own SELECT resolved) against windows, a
+// SELECT's WINDOW clause: it sets each reference's PartitionBy, OrderBy and
+// Frame to those of the window of that name. A name windows does not
+// define is an error at the reference.
+func (p *parser) resolveWindowRefs(windows []*NamedWindow, n Node) error {
+	var err error
+	Inspect(n, func(x Node) bool {
+		if err != nil {
+			return false
+		}
+		switch x := x.(type) {
+		case *Subquery, *Exists, *Query:
+			return false // resolved by its own SELECT
+		case *WindowSpec:
+			if x.Name == nil {
+				return true
+			}
+			for _, nw := range windows {
+				if strings.EqualFold(nw.Name.Name, x.Name.Name) {
+					x.PartitionBy, x.OrderBy, x.Frame = nw.Spec.PartitionBy, nw.Spec.OrderBy, nw.Spec.Frame
+					return true
+				}
+			}
+			hint := "define it after FROM ... WHERE ... GROUP BY ... HAVING ...: WINDOW " + x.Name.String() +
+				" AS (PARTITION BY ... ORDER BY ...), or write the window inline: OVER (PARTITION BY ... ORDER BY ...)"
+			if len(windows) > 0 {
+				var names []string
+				for _, nw := range windows {
+					names = append(names, nw.Name.String())
+				}
+				hint = "this SELECT's WINDOW clause defines " + strings.Join(names, ", ")
+			}
+			err = p.errAt(x.Pos, "window "+x.Name.String()+" is not defined", hint)
+			return false
+		}
+		return true
+	})
+	return err
 }
 
 // selectItem parses *, t.*, or expr [[AS] alias].

@@ -42,8 +42,9 @@ func hasOverAggregate(sel *Select) bool {
 // arguments a$i and the columns the select list reads outside the OVER
 // calls (c$i); a changelog.OverAggregate keyed by the partition keys adds
 // one column per OVER call (agg$i); the select list is then projected
-// over its output, each OVER call read from its column. Windows are
-// written inline: the parser refuses named WINDOW clauses.
+// over its output, each OVER call read from its column. A window is
+// written inline, OVER (...), or named, OVER w with WINDOW w AS (...):
+// overWindow resolves the name against the SELECT's WINDOW clause.
 func (p *planner) overAggregate(sel *Select, r *relation) (*relation, error) {
 	if sel.Having != nil {
 		return nil, semErrorf(sel.Having.Position(), "HAVING without GROUP BY")
@@ -63,19 +64,28 @@ func (p *planner) overAggregate(sel *Select, r *relation) (*relation, error) {
 	if r.tvf != nil {
 		return nil, semErrorf(first.Pos, "an OVER aggregation over a window TVF is not supported; aggregate the windows first")
 	}
-	spec := first.Over
+	specs := make([]*WindowSpec, len(calls))
+	for i, f := range calls {
+		ws, err := overWindow(sel, f.Over)
+		if err != nil {
+			return nil, err
+		}
+		specs[i] = ws
+	}
+	spec := specs[0]
 	frame, err := overFrame(spec)
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range calls[1:] {
-		fr, err := overFrame(f.Over)
+	for i, f := range calls[1:] {
+		fs := specs[i+1]
+		fr, err := overFrame(fs)
 		if err != nil {
 			return nil, err
 		}
-		if fr != frame || overWindowKey(f.Over) != overWindowKey(spec) {
+		if fr != frame || overWindowKey(fs) != overWindowKey(spec) {
 			return nil, hinted(semErrorf(f.Over.Pos, "OVER %s differs from OVER %s at %s: all OVER aggregations of a query must use the same window",
-				Format(f.Over), Format(spec), spec.Pos), "compute the other window in a separate query and join, or use one window")
+				overWindowText(f.Over, fs), overWindowText(first.Over, spec), first.Over.Pos), "compute the other window in a separate query and join, or use one window")
 		}
 	}
 	sc := &scope{p: p, rel: r}
@@ -257,7 +267,7 @@ func (p *planner) overAggregate(sel *Select, r *relation) (*relation, error) {
 		when = "as they arrive (processing time)"
 	}
 	p.explainf("over aggregate OVER %s (%s) keyed by %s: %d aggregates over append-only input, parallelism %d; emits append-only rows %s",
-		Format(spec), frame, keyList(spec.PartitionBy), len(aggs), node.Parallelism(), when)
+		overWindowText(first.Over, spec), frame, keyList(spec.PartitionBy), len(aggs), node.Parallelism(), when)
 	out := &relation{node: node, schema: outSchema}
 	for i, c := range pass {
 		phys := fmt.Sprintf("c$%d", i)
@@ -283,6 +293,34 @@ func (p *planner) overAggregate(sel *Select, r *relation) (*relation, error) {
 		items[i] = &cp
 	}
 	return p.project(out, items, "select", nil)
+}
+
+// overWindow is the window of an OVER call: ws itself when it is inline,
+// else the window of sel's WINDOW clause that OVER name refers to (the
+// parser has already copied its parts into ws; a tree built by hand may
+// not have). An undefined name is an error at the reference.
+func overWindow(sel *Select, ws *WindowSpec) (*WindowSpec, error) {
+	if ws.Name == nil {
+		return ws, nil
+	}
+	for _, nw := range sel.Windows {
+		if strings.EqualFold(nw.Name.Name, ws.Name.Name) {
+			return nw.Spec, nil
+		}
+	}
+	return nil, hinted(semErrorf(ws.Pos, "window %s is not defined", ws.Name),
+		"define it after FROM ... WHERE ... GROUP BY ... HAVING ...: WINDOW "+ws.Name.String()+" AS (PARTITION BY ... ORDER BY ...)")
+}
+
+// overWindowText is the OVER window ref for messages: the inline window,
+// or for OVER name the name and the window it stands for.
+func overWindowText(ref, spec *WindowSpec) string {
+	if ref.Name == nil {
+		return Format(spec)
+	}
+	inline := *spec
+	inline.Name = nil
+	return ref.Name.String() + " " + Format(&inline)
 }
 
 // overWindowKey is an OVER window's PARTITION BY and ORDER BY as text,
