@@ -292,7 +292,7 @@ func (t TopN) compile() (*topNCompiled, error) {
 		return nil, fmt.Errorf("window top-n: give Time and Window (raw rows) or WindowStart and WindowEnd (windowed rows)")
 	}
 	for i, f := range t.Input.Fields() {
-		if !topNTakeable(f.Type) {
+		if !rowstore.Storable(f.Type) {
 			return nil, fmt.Errorf("window top-n: input column %q has type %s, which the operator cannot hold", f.Name, f.Type)
 		}
 		if f.Name == state.KeyGroupColumn {
@@ -353,17 +353,6 @@ func (t TopN) compile() (*topNCompiled, error) {
 	}
 	c.out = arrow.NewSchema(fields, nil)
 	return c, nil
-}
-
-// topNTakeable reports whether kernels.Take can gather columns of type dt,
-// as candidate rows are.
-func topNTakeable(dt arrow.DataType) bool {
-	switch dt.ID() {
-	case arrow.NULL, arrow.BOOL, arrow.STRING, arrow.BINARY, arrow.LARGE_STRING, arrow.LARGE_BINARY:
-		return true
-	}
-	fw, ok := dt.(arrow.FixedWidthDataType)
-	return ok && fw.BitWidth()%8 == 0 && dt.ID() != arrow.DICTIONARY
 }
 
 // topNBounds are the bounds [start, end) of a pane or window, in
@@ -904,7 +893,7 @@ func (o *topNOp) compact(w *topNPane) error {
 		}
 		o.recs = recs
 		var err error
-		all, err = kernels.GatherRecords(o.mem, o.cfg.Input, recs, make([][]int32, len(recs)))
+		all, err = topNConcat(o.mem, o.cfg.Input, recs)
 		clear(recs)
 		if err != nil {
 			return fmt.Errorf("window top-n %s: %w", o.info.Name, err)
@@ -968,6 +957,35 @@ func (o *topNOp) compact(w *topNPane) error {
 	w.pids = append(w.pids[:0], kept...)
 	w.cand = len(keep)
 	return nil
+}
+
+// topNConcat returns one record batch holding the rows of recs in order
+// (a new reference), concatenating each column's buffers.
+func topNConcat(mem memory.Allocator, schema *arrow.Schema, recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, schema.NumFields())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	parts := make([]arrow.Array, len(recs))
+	var rows int64
+	for _, r := range recs {
+		rows += r.NumRows()
+	}
+	for i := range cols {
+		for k, r := range recs {
+			parts[k] = r.Column(i)
+		}
+		c, err := array.Concatenate(parts, mem)
+		if err != nil {
+			return nil, fmt.Errorf("concatenate column %q: %w", schema.Field(i).Name, err)
+		}
+		cols[i] = c
+	}
+	return array.NewRecordBatch(schema, cols, rows), nil
 }
 
 func (o *topNOp) reportState() error {
