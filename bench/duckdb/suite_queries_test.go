@@ -169,6 +169,11 @@ WHERE rank_number <= 10`,
   itemName, description, initialBid, reserve, A.dateTime, expires, seller, category, A.extra
 FROM bid AS B INNER JOIN auction AS A ON B.auction = A.id
 WHERE A.category = 10`},
+	// q23: the suite's multi-way join, verbatim.
+	"q23": {SQL: `SELECT bidder, price, channel, url, B.extra AS bid_extra,
+  P.id AS person_id, name, emailAddress, creditCard, city, state, P.extra AS person_extra,
+  itemName, description, initialBid, reserve, A.dateTime AS auction_dateTime, expires, seller, category, A.extra AS auction_extra
+FROM bid B JOIN person P ON P.id = B.bidder JOIN auction A ON A.seller = B.bidder`},
 }
 
 // viewColumns are the columns of the suite's views (ddl_views.sql), as

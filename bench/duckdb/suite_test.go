@@ -28,7 +28,7 @@ import (
 const suiteEvents = 20_000
 
 // updatingQueries are the suite's updating queries compared here.
-var updatingQueries = []string{"q3", "q4", "q9", "q15", "q16", "q17", "q18", "q19", "q20"}
+var updatingQueries = []string{"q3", "q4", "q9", "q15", "q16", "q17", "q18", "q19", "q20", "q23"}
 
 // suiteDir holds the suite's files, in the weir module.
 var suiteDir = filepath.Join("..", "..", "sql", "testdata", "nexmark", "suite")
