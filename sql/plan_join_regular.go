@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/changelog"
 	"github.com/weirflow/weir/window"
@@ -67,7 +69,7 @@ func (p *planner) regularJoin(q regularJoinQuery) (*relation, error) {
 		if pr.l.phys == "" || pr.r.phys == "" || len(pr.l.nested) > 0 || len(pr.r.nested) > 0 {
 			return nil, semErrorf(q.j.On.Position(), "a regular join's keys must be columns (%s = %s); select nested fields into columns first", pr.l.name, pr.r.name)
 		}
-		if pr.l.typ != nil && pr.r.typ != nil && !typesJoinable(pr.l.typ.String(), pr.r.typ.String()) {
+		if pr.l.typ != nil && pr.r.typ != nil && !arrow.TypeEqual(pr.l.typ, pr.r.typ) {
 			return nil, semErrorf(q.j.On.Position(), "the join key %s is %s on the left and %s on the right; CAST one side", pr.l.name, pr.l.typ, pr.r.typ)
 		}
 		lKeys, rKeys = append(lKeys, pr.l.phys), append(rKeys, pr.r.phys)
@@ -163,10 +165,6 @@ func pairNames(pairs []colPair) []string {
 	}
 	return out
 }
-
-// typesJoinable reports whether keys of the two types can be compared by
-// the join (it compares equal types).
-func typesJoinable(a, b string) bool { return a == b }
 
 // mergeJoinWhere moves the WHERE conditions of a FROM of comma (and
 // cross) joins into the ON conditions of the joins they belong to and

@@ -77,15 +77,15 @@ func (p *planner) rank(q rankQuery) (*relation, error) {
 		if !ok {
 			return nil, semErrorf(o.Pos, "ORDER BY takes columns here")
 		}
-		if c, path, err := sc.resolve(ref); err == nil && len(path) == 0 && c.proctime {
-			if len(q.over.Over.OrderBy) > 1 {
-				return nil, semErrorf(o.Pos, "ORDER BY a processing-time attribute must be the only ORDER BY item")
+		if c, path, err := sc.resolve(ref); err == nil && len(path) == 0 {
+			if c.proctime {
+				if len(q.over.Over.OrderBy) > 1 {
+					return nil, semErrorf(o.Pos, "ORDER BY a processing-time attribute must be the only ORDER BY item")
+				}
+				proctimeFirst, proctimeLast = !o.Desc, o.Desc
+				continue
 			}
-			proctimeFirst, proctimeLast = !o.Desc, o.Desc
-			continue
-		}
-		if c, path, err := sc.resolve(ref); err == nil && len(path) == 0 && c.rowtime && o.Desc && len(q.over.Over.OrderBy) == 1 {
-			rowtimeDesc = true
+			rowtimeDesc = c.rowtime && o.Desc && len(q.over.Over.OrderBy) == 1
 		}
 		k, err := sc.ref(ref)
 		if err != nil {
@@ -193,10 +193,6 @@ func rankReferenced(q rankQuery) bool {
 		})
 	}
 	for _, it := range q.sel.Items {
-		if _, ok := it.Expr.(*Star); ok {
-			look(it.Expr)
-			continue
-		}
 		look(it.Expr)
 	}
 	for _, e := range q.rest {
