@@ -68,6 +68,34 @@ type ChangeEncoder interface {
 // updating query's changelog.
 func CarriesChanges(name string) bool { return name == DebeziumJSON }
 
+// ChangeDecoder is a Decoder of a format whose records are change events
+// (debezium-json, canal-json, maxwell-json, debezium-avro-confluent): one
+// record decodes into no row, one row, or several rows (an update's
+// before and after images), each with its row kind. A connector given a
+// ChangeDecoder builds batches with NewChangeBuilder and passes the row
+// kinds on (arrowflow.Batch.Kinds).
+type ChangeDecoder interface {
+	Decoder
+	// NewChangeBuilder starts a change batch builder allocating from mem.
+	NewChangeBuilder(mem memory.Allocator) ChangeBatchBuilder
+}
+
+// ChangeBatchBuilder accumulates the rows of decoded change events. It is
+// not safe for concurrent use. Its Append decodes a change event as
+// AppendChange does, and its NewRecord drops the row kinds.
+type ChangeBatchBuilder interface {
+	BatchBuilder
+	// AppendChange decodes value, one change event, and returns how many
+	// rows it added to the batch (0 for an event that changes nothing).
+	// On error nothing is added, the builder stays usable, and the error
+	// is a *RecordError when the record is at fault (as Append).
+	AppendChange(value []byte) (int, error)
+	// NewChangeRecord returns the accepted rows as a record batch (the
+	// caller owns its reference) with one row kind per row, and starts an
+	// empty batch.
+	NewChangeRecord() (arrow.RecordBatch, []arrowflow.RowKind)
+}
+
 // RecordError describes why one record was rejected.
 type RecordError struct {
 	// Format is the format's name ("json", "avro-confluent", ...).

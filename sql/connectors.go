@@ -10,7 +10,6 @@ import (
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/format"
 	"github.com/weirflow/weir/sinks/blackhole"
-	icebergsink "github.com/weirflow/weir/sinks/iceberg"
 	kafkasink "github.com/weirflow/weir/sinks/kafka"
 	printsink "github.com/weirflow/weir/sinks/print"
 	"github.com/weirflow/weir/sources/datagen"
@@ -22,8 +21,8 @@ import (
 // sourceConnectors and sinkConnectors name the connectors a table can
 // read from and write to.
 var (
-	sourceConnectors = []string{"datagen", "filesystem", "kafka", "nexmark"}
-	sinkConnectors   = []string{"blackhole", "filesystem", "iceberg", "kafka", "print"}
+	sourceConnectors = []string{"datagen", "filesystem", "kafka", "nexmark", "upsert-kafka"}
+	sinkConnectors   = []string{"blackhole", "filesystem", "iceberg", "kafka", "print", "upsert-kafka"}
 )
 
 // metaColumn is a METADATA column of a table.
@@ -46,6 +45,8 @@ type scanSpec struct {
 	// partitionBy are the PARTITIONED BY columns (filesystem: read from
 	// the folder names).
 	partitionBy []string
+	// primaryKey is the table's PRIMARY KEY (upsert-kafka's key).
+	primaryKey []string
 }
 
 // scanSource is an opened source.
@@ -54,6 +55,15 @@ type scanSource struct {
 	// watermarked: the source generates the declared watermark itself;
 	// otherwise the plan adds a watermark operator.
 	watermarked bool
+	// changes: the source's batches carry row kinds (a change format such
+	// as debezium-json, or upsert-kafka), a retract changelog unless
+	// upsert.
+	changes bool
+	// upsert: the changes are upserts on the table's PRIMARY KEY
+	// (upsert-kafka): an insert or update-after replaces the key's row, a
+	// delete carries the key columns only. The planner normalizes them
+	// into a retract changelog.
+	upsert bool
 }
 
 // openSource opens the source of a table with connector.
@@ -71,6 +81,8 @@ func openSource(ctx context.Context, connector string, s scanSpec) (scanSource, 
 		res, err = kafkaSource(ctx, s)
 	case "filesystem":
 		res, err = filesystemSource(s)
+	case "upsert-kafka":
+		res, err = upsertKafkaSource(ctx, s)
 	default:
 		if contains(sinkConnectors, connector) {
 			return scanSource{}, hinted(semErrorf(s.opts.posOf("connector"), "table %s: the %s connector can only be written to (INSERT INTO), not read", s.table, connector),
@@ -82,7 +94,7 @@ func openSource(ctx context.Context, connector string, s scanSpec) (scanSource, 
 	if err != nil {
 		return scanSource{}, err
 	}
-	if len(s.metadata) > 0 && connector != "kafka" {
+	if len(s.metadata) > 0 && connector != "kafka" && connector != "upsert-kafka" {
 		return scanSource{}, semErrorf(s.opts.pos, "table %s: the %s connector has no METADATA columns", s.table, connector)
 	}
 	if err := s.opts.checkUnknown(connector); err != nil {
@@ -458,6 +470,8 @@ func openSink(ctx context.Context, connector string, s sinkSpec) (arrowflow.Sink
 		sink, err = icebergSink(ctx, s)
 	case "kafka":
 		sink, err = kafkaSink(ctx, s)
+	case "upsert-kafka":
+		sink, err = upsertKafkaSink(ctx, s)
 	default:
 		if contains(sourceConnectors, connector) {
 			return nil, hinted(o.errorf("connector", "table %s: the %s connector can only be read, not written", s.table, connector),
@@ -544,61 +558,6 @@ func filesystemSource(s scanSpec) (scanSource, error) {
 // rules (a SQLite path, sqlite:PATH, postgres://..., or a key=value
 // PostgreSQL connection string; anything else is refused, never taken
 // as a file name); errors show it with its passwords masked.
-func icebergSink(ctx context.Context, s sinkSpec) (arrowflow.Sink, error) {
-	o := s.opts
-	io := icebergsink.Options{}
-	var err error
-	io.Catalog.Type, err = o.oneOf("catalog-type", "sql", "sql", "rest")
-	if err != nil {
-		return nil, err
-	}
-	io.Catalog.Name = o.str("catalog-name", "")
-	io.Catalog.URI = o.str("uri", "")
-	io.Catalog.Warehouse = o.str("warehouse", "")
-	if io.Catalog.Warehouse == "" && io.Catalog.URI == "" {
-		return nil, hinted(semErrorf(o.pos, "table %s: the iceberg connector needs 'warehouse' (or a catalog 'uri')", s.table),
-			"'warehouse' = 'path/to/warehouse' uses the embedded SQLite catalog there")
-	}
-	props := map[string]string{}
-	for _, p := range []string{"s3.", "gcs.", "adls.", "client.", "rest.", "io-impl"} {
-		for k, v := range o.withPrefix(p, false) {
-			props[k] = v
-		}
-	}
-	for _, k := range []string{"credential", "token", "scope", "oauth2-server-uri"} {
-		if v, ok := o.get(k); ok {
-			props[k] = v
-		}
-	}
-	io.Catalog.Properties = props
-	db := o.str("catalog-database", "default")
-	tbl := o.str("catalog-table", s.table)
-	if strings.Contains(tbl, ".") {
-		io.Table = tbl
-	} else {
-		io.Table = db + "." + tbl
-	}
-	io.PartitionBy = s.partitionBy
-	if io.TargetFileSize, err = o.integer("write.target-file-size-bytes", 0); err != nil {
-		return nil, err
-	}
-	upsert, err := o.boolean("write.upsert.enabled", false)
-	if err != nil {
-		return nil, err
-	}
-	if upsert {
-		if len(s.primaryKey) == 0 {
-			return nil, o.errorf("write.upsert.enabled", "upserts need a PRIMARY KEY (...) NOT ENFORCED on the table")
-		}
-		io.UpsertKeys = s.primaryKey
-	}
-	sink, err := icebergsink.New(ctx, io, s.schema)
-	if err != nil {
-		return nil, semErrorf(o.pos, "table %s: %v", s.table, err)
-	}
-	return sink, nil
-}
-
 // kafkaSink reads Flink Kafka's sink options (docs/kafka.md).
 func kafkaSink(ctx context.Context, s sinkSpec) (arrowflow.Sink, error) {
 	o := s.opts

@@ -132,7 +132,7 @@ func (p *planner) scan(t *tableDef, pos Pos) (*relation, error) {
 		return r, nil
 	}
 	s := t.stmt
-	spec := scanSpec{table: t.name, opts: t.opts, physical: t.physical, metadata: t.metadata, partitionBy: t.partitionBy}
+	spec := scanSpec{table: t.name, opts: t.opts, physical: t.physical, metadata: t.metadata, partitionBy: t.partitionBy, primaryKey: t.pk}
 	var wmCol string
 	if s.Watermark != nil {
 		wmCol = s.Watermark.Column.Name
