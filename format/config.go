@@ -68,7 +68,7 @@ type Config struct {
 
 // Names returns the formats' names, sorted.
 func Names() []string {
-	return []string{"avro", "avro-confluent", "csv", DebeziumJSON, "json", "raw"}
+	return []string{"avro", "avro-confluent", CanalJSON, "csv", DebeziumAvroConfluent, DebeziumJSON, "json", MaxwellJSON, "raw"}
 }
 
 func unknownFormat(name string) error {
@@ -101,7 +101,13 @@ func NewDecoder(ctx context.Context, cfg Config) (Decoder, error) {
 	case "avro-confluent":
 		dec, err = newConfluentDecoderConfig(ctx, cfg, o)
 	case DebeziumJSON:
-		return nil, errors.New("debezium-json: reading Debezium change events is not supported yet; debezium-json is a sink format in weir")
+		dec, err = newDebeziumDecoderConfig(cfg, o)
+	case CanalJSON:
+		dec, err = newCanalDecoderConfig(cfg, o)
+	case MaxwellJSON:
+		dec, err = newMaxwellDecoderConfig(cfg, o)
+	case DebeziumAvroConfluent:
+		dec, err = newDebeziumAvroDecoderConfig(ctx, cfg, o)
 	default:
 		return nil, unknownFormat(cfg.Name)
 	}
@@ -133,6 +139,12 @@ func NewEncoder(ctx context.Context, cfg Config) (Encoder, error) {
 		enc, err = newConfluentEncoderConfig(ctx, cfg, o)
 	case DebeziumJSON:
 		enc, err = newDebeziumEncoderConfig(cfg, o)
+	case CanalJSON:
+		enc, err = newCanalEncoderConfig(cfg, o)
+	case MaxwellJSON:
+		enc, err = newMaxwellEncoderConfig(cfg, o)
+	case DebeziumAvroConfluent:
+		enc, err = newDebeziumAvroEncoderConfig(ctx, cfg, o)
 	default:
 		return nil, unknownFormat(cfg.Name)
 	}

@@ -103,7 +103,7 @@ func TestOptionErrors(t *testing.T) {
 		cfg Config
 		msg string
 	}{
-		{Config{Name: "xml", Schema: schema}, `unknown format "xml" (known: avro, avro-confluent, csv, debezium-json, json, raw)`},
+		{Config{Name: "xml", Schema: schema}, `unknown format "xml" (known: avro, avro-confluent, canal-json, csv, debezium-avro-confluent, debezium-json, json, maxwell-json, raw)`},
 		{Config{Name: "json"}, "json: a schema is required"},
 		{Config{Name: "json", Schema: schema, Options: map[string]string{"json.fail-on-missing-field": "maybe"}}, `"maybe" is not true or false`},
 		{Config{Name: "json", Schema: schema, Options: map[string]string{"json.ignore-parse-errors": "true"}}, "bad records are the connector's policy"},
@@ -123,7 +123,7 @@ func TestOptionErrors(t *testing.T) {
 			t.Errorf("%s %v: error %v, want %q", c.cfg.Name, c.cfg.Options, err, c.msg)
 		}
 	}
-	if got := strings.Join(Names(), ","); got != "avro,avro-confluent,csv,debezium-json,json,raw" {
+	if got := strings.Join(Names(), ","); got != "avro,avro-confluent,canal-json,csv,debezium-avro-confluent,debezium-json,json,maxwell-json,raw" {
 		t.Errorf("Names %s", got)
 	}
 }

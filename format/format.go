@@ -66,7 +66,13 @@ type ChangeEncoder interface {
 // CarriesChanges reports whether the format named name writes row kinds
 // (its encoders are ChangeEncoders), so that a sink writing it takes an
 // updating query's changelog.
-func CarriesChanges(name string) bool { return name == DebeziumJSON }
+func CarriesChanges(name string) bool {
+	switch name {
+	case DebeziumJSON, CanalJSON, MaxwellJSON, DebeziumAvroConfluent:
+		return true
+	}
+	return false
+}
 
 // ChangeDecoder is a Decoder of a format whose records are change events
 // (debezium-json, canal-json, maxwell-json, debezium-avro-confluent): one
