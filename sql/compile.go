@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,6 +110,11 @@ type planner struct {
 	warnings []string
 	// idleTimeout is SET 'table.exec.source.idle-timeout' (0: none).
 	idleTimeout time.Duration
+	// cdcDuplicates is SET 'table.exec.source.cdc-events-duplicate': a
+	// change-format source with a PRIMARY KEY may deliver an event more
+	// than once (Debezium after a connector failure), so its changes are
+	// normalized by key, as Flink does.
+	cdcDuplicates bool
 	// stateTTL is SET 'table.exec.state.ttl' (0: state is kept forever),
 	// the state TTL of updating operators without a STATE_TTL hint.
 	stateTTL time.Duration
@@ -272,6 +278,17 @@ func (p *planner) applySettings(job *Job) error {
 			default:
 				return fmt.Errorf("SET 'table.optimizer.agg-phase-strategy' = '%s': want AUTO, ONE_PHASE or TWO_PHASE", v)
 			}
+		case "table.exec.source.cdc-events-duplicate":
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return fmt.Errorf("SET 'table.exec.source.cdc-events-duplicate' = '%s': want true or false", v)
+			}
+			p.cdcDuplicates = b
+		case "table.exec.sink.not-null-enforcer":
+			if !strings.EqualFold(strings.TrimSpace(v), "ERROR") {
+				return fmt.Errorf("SET 'table.exec.sink.not-null-enforcer' = '%s': weir supports ERROR only (a NULL into a NOT NULL column stops the job); "+
+					"DROP would lose rows, filter them out in the query instead", v)
+			}
 		case "pipeline.name":
 			job.Name = v
 		case "execution.runtime-mode":
@@ -356,6 +373,12 @@ func (p *planner) createTable(s *CreateTable) error {
 				return semErrorf(c.Pos, "table %s: PRIMARY KEY column %s does not exist", name, c.Name)
 			}
 			t.pk = append(t.pk, c.Name)
+		}
+		// As Flink: the columns of a PRIMARY KEY are NOT NULL.
+		for i, f := range t.physical {
+			if slices.Contains(t.pk, f.Name) {
+				t.physical[i].Nullable = false
+			}
 		}
 	}
 	for _, c := range s.PartitionedBy {

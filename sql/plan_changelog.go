@@ -47,19 +47,25 @@ func updatingRelation(r *relation, by string, key []string) *relation {
 }
 
 // changelogSinks are the connectors whose sinks take every row kind:
-// print shows each row's kind, blackhole drops everything. A Kafka table
-// takes them too when its format carries changes (see sinkTakesChanges).
-// The upsert sinks (upsert-kafka, Iceberg upserts) are not here yet.
-var changelogSinks = map[string]bool{"print": true, "blackhole": true}
+// print shows each row's kind, blackhole drops everything, upsert-kafka
+// writes each key's latest row (a tombstone for a delete). A Kafka table
+// takes them too when its format carries changes, an Iceberg table in
+// upsert mode (see sinkTakesChanges).
+var changelogSinks = map[string]bool{"print": true, "blackhole": true, "upsert-kafka": true}
 
 // sinkTakesChanges reports whether table t's sink writes every row kind:
-// a changelog connector, or a Kafka table whose 'format' (or
-// 'value.format') carries changes (debezium-json, format.CarriesChanges).
-// The filesystem sink writes its formats' rows only, so debezium-json is
-// not one of its formats.
+// a changelog connector, an Iceberg table with 'write.upsert.enabled'
+// (its PRIMARY KEY's rows replaced and deleted through equality
+// deletes), or a Kafka table whose 'format' (or 'value.format') carries
+// changes (debezium-json, format.CarriesChanges). The filesystem sink
+// writes its formats' rows only, so debezium-json is not one of its
+// formats.
 func sinkTakesChanges(t *tableDef) bool {
 	if changelogSinks[t.connector] {
 		return true
+	}
+	if t.connector == "iceberg" && t.opts != nil {
+		return strings.EqualFold(strings.TrimSpace(t.opts.m["write.upsert.enabled"]), "true")
 	}
 	if t.connector != "kafka" || t.opts == nil {
 		return false
@@ -88,5 +94,5 @@ func (p *planner) checkSinkTakesChanges(ins *Insert, t *tableDef, r *relation) e
 		by = "an updating operator"
 	}
 	return hinted(semErrorf(ins.Pos, "table %s (%s connector) can only append rows, but %s updates its results", t.name, t.connector, by),
-		"write to a sink that takes updates (print, blackhole, or kafka with 'format' = 'debezium-json'), or make the query append-only with a window (TUMBLE, HOP, SESSION, CUMULATE)")
+		"write to a sink that takes updates (print, blackhole, upsert-kafka, iceberg with a PRIMARY KEY and 'write.upsert.enabled' = 'true', or kafka with 'format' = 'debezium-json'), or make the query append-only with a window (TUMBLE, HOP, SESSION, CUMULATE)")
 }

@@ -1416,9 +1416,37 @@ func (p *planner) insert(ins *Insert) error {
 		}
 	}
 	t.sink = sink
-	sinkNode := p.g.Sink(p.nodeName(t.name), sink, out.node.Parallelism(), arrowflow.Forward(out.node))
+	// The table's nullability; a NULL into a NOT NULL column is an error.
+	var check []int
+	for i, f := range targets {
+		if !f.Nullable && proj.schema.Field(i).Nullable {
+			check = append(check, i)
+		}
+	}
+	if !sameNullability(proj.schema, targets) {
+		out = p.addOp(out, "not-null-"+t.name, sinkShapeFactory(t.name, targets, check), arrow.NewSchema(targets, nil))
+	}
+	// A sink with a PRIMARY KEY receives all changes of a key on one
+	// subtask, in order: keyed by the key (DESIGN.md, changelog streams).
+	edge := arrowflow.Forward(out.node)
+	if len(t.pk) > 0 {
+		edge = arrowflow.KeyBy(out.node, t.pk...)
+		p.explainf("  sink %s keyed by its primary key (%s)", t.name, strings.Join(t.pk, ", "))
+	}
+	sinkNode := p.g.Sink(p.nodeName(t.name), sink, out.node.Parallelism(), edge)
 	sinkNode.SetChangelogMode(out.mode)
 	return nil
+}
+
+// sameNullability reports whether s's columns have the nullability of
+// fields, in order.
+func sameNullability(s *arrow.Schema, fields []arrow.Field) bool {
+	for i, f := range fields {
+		if s.Field(i).Nullable != f.Nullable {
+			return false
+		}
+	}
+	return true
 }
 
 // insertColumn is the expression writing query column c into table

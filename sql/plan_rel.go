@@ -159,6 +159,13 @@ func (p *planner) scan(t *tableDef, pos Pos) (*relation, error) {
 	node := p.g.Source(p.nodeName(t.name), src.src, p.par)
 	r := &relation{node: node, schema: src.src.Schema()}
 	p.explainf("source %s: %s connector, parallelism %d", t.name, t.connector, p.par)
+	if src.changes {
+		r, err = p.changeSource(t, r, src)
+		if err != nil {
+			return nil, err
+		}
+		node = r.node
+	}
 	// The declared columns, in order; computed ones come from a
 	// projection over the physical and metadata columns.
 	var computed bool
