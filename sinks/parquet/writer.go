@@ -134,6 +134,14 @@ func (w *writer) Write(_ context.Context, b arrowflow.Batch) error {
 	if n == 0 {
 		return nil
 	}
+	if b.Kinds != nil {
+		for k := range n {
+			if kind := b.Kind(k); kind != arrowflow.Insert {
+				return w.errorf("a Parquet folder is append-only, but row %d of the batch is %s (an update or a delete); "+
+					"write updating results to an Iceberg upsert table, upsert-kafka or Kafka with debezium-json", k, kind)
+			}
+		}
+	}
 	if w.schema == nil {
 		if err := w.bindSchema(b.Schema()); err != nil {
 			return err
