@@ -294,6 +294,7 @@ func (r Rank) compile() (*rankCompiled, error) {
 // key encoding and scratch.
 type rankBase struct {
 	cfg   Rank
+	what  string // the operator's name in errors: "rank" when empty
 	c     *rankCompiled
 	info  *arrowflow.TaskInfo
 	mem   memory.Allocator
@@ -338,7 +339,11 @@ func (o *rankBase) open(info *arrowflow.TaskInfo) error {
 }
 
 func (o *rankBase) errorf(format string, args ...any) error {
-	return fmt.Errorf("rank %s: "+format, append([]any{o.info.Name}, args...)...)
+	what := o.what
+	if what == "" {
+		what = "rank"
+	}
+	return fmt.Errorf("%s %s: "+format, append([]any{what, o.info.Name}, args...)...)
 }
 
 // now is the processing time in nanoseconds, read only with a TTL.

@@ -405,8 +405,15 @@ type rankHarness struct {
 
 func rankNewHarness(t *testing.T, cfg Rank, clock arrowflow.Clock) *rankHarness {
 	t.Helper()
+	return newOpHarness(t, cfg.Factory(), clock)
+}
+
+// newOpHarness runs one instance of an operator over rankTestSchema by
+// direct calls.
+func newOpHarness(t *testing.T, factory arrowflow.OperatorFactory, clock arrowflow.Clock) *rankHarness {
+	t.Helper()
 	mem := testutil.CheckedAllocator(t)
-	h := &rankHarness{t: t, mem: mem, op: cfg.Factory()(), out: &rankCollector{t: t}}
+	h := &rankHarness{t: t, mem: mem, op: factory(), out: &rankCollector{t: t}}
 	info := &arrowflow.TaskInfo{Name: "rank", Parallelism: 1, MaxParallelism: 128,
 		KeyGroups: state.KeyGroupRange{Start: 0, End: 128}, Allocator: mem, Clock: clock}
 	if err := h.op.Open(info); err != nil {
