@@ -395,7 +395,7 @@ func kafkaSource(ctx context.Context, s scanSpec) (scanSource, error) {
 			}
 		}
 	}
-	return scanSource{src: src, watermarked: s.eventTime != ""}, nil
+	return scanSource{src: src, watermarked: s.eventTime != "", changes: format.CarriesChanges(fmtName)}, nil
 }
 
 // formatOptions reads 'format' (or 'value.format') and returns the
