@@ -175,11 +175,12 @@ func (w *writer) upsertFiles(ctx context.Context, mem memory.Allocator) ([]icebe
 			return nil, err
 		}
 	}
+	// WriteEqualityDeletes retains what it keeps of a record (unlike
+	// WriteRecords, it does not take the caller's reference): the
+	// deferred release above frees the deletes.
 	records := func(yield func(arrow.RecordBatch, error) bool) {
 		for _, d := range deletes {
-			d.Retain()
 			if !yield(d, nil) {
-				d.Release()
 				return
 			}
 		}
