@@ -47,9 +47,14 @@ type reader struct {
 	byTP   map[Partition]*split
 	active int // splits not done
 
-	vb       format.BatchBuilder
+	vb format.BatchBuilder
+	// cb is vb as a change builder when the decoder is a
+	// format.ChangeDecoder: one record gives 0..n rows with row kinds.
+	cb       format.ChangeBatchBuilder
 	metas    []metaBuilder
 	rowSplit []int32 // split index of each row of the batch being built
+	// queue holds polled records not taken yet: a batch is full.
+	queue []chunk
 	// ids are the split ids by split index, lastSplit the rowSplit of
 	// the last batch returned, activeIDs scratch for ActiveSplits (see
 	// arrowflow.SplitReporter).
@@ -80,8 +85,13 @@ func newReader(src *Source, info *arrowflow.TaskInfo, cl *kgo.Client) *reader {
 		src: src, logger: info.Logger, clock: info.Clock,
 		subtask: info.Subtask, par: info.Parallelism, cl: cl,
 		byTP: map[Partition]*split{},
-		vb:   src.opts.Decoder.NewBuilder(info.Allocator),
 		arrs: make([]arrow.Array, src.schema.NumFields()),
+	}
+	if cd, ok := src.opts.Decoder.(format.ChangeDecoder); ok {
+		rd.cb = cd.NewChangeBuilder(info.Allocator)
+		rd.vb = rd.cb
+	} else {
+		rd.vb = src.opts.Decoder.NewBuilder(info.Allocator)
 	}
 	for _, m := range src.opts.Metadata {
 		rd.metas = append(rd.metas, newMetaBuilder(info.Allocator, m.Key))
@@ -195,13 +205,23 @@ func (rd *reader) Next(ctx context.Context) (arrowflow.Batch, error) {
 	}
 
 	batchSize := rd.src.opts.BatchSize
-	pctx, cancel := context.WithTimeout(ctx, pollWait)
-	fs := rd.cl.PollRecords(pctx, batchSize)
-	cancel()
-	took, err := rd.take(ctx, fs)
+	var err error
+	if len(rd.queue) == 0 {
+		pctx, cancel := context.WithTimeout(ctx, pollWait)
+		fs := rd.cl.PollRecords(pctx, batchSize)
+		cancel()
+		_, err = rd.enqueue(ctx, fs)
+	}
+	if err == nil {
+		err = rd.drain(batchSize)
+	}
 	// Top up from what the client already buffered, without waiting.
-	for err == nil && took > 0 && len(rd.rowSplit) < batchSize && rd.active > 0 {
-		took, err = rd.take(ctx, rd.cl.PollRecords(nil, batchSize-len(rd.rowSplit)))
+	for err == nil && len(rd.queue) == 0 && len(rd.rowSplit) < batchSize && rd.active > 0 {
+		var took int
+		if took, err = rd.enqueue(ctx, rd.cl.PollRecords(nil, batchSize-len(rd.rowSplit))); err != nil || took == 0 {
+			break
+		}
+		err = rd.drain(batchSize)
 	}
 	if err != nil {
 		return arrowflow.Batch{}, err
@@ -215,9 +235,16 @@ func (rd *reader) Next(ctx context.Context) (arrowflow.Batch, error) {
 	return rd.flush(), nil
 }
 
-// take consumes polled records into the batch being built and returns
-// how many records (including control records) it took.
-func (rd *reader) take(ctx context.Context, fs kgo.Fetches) (int, error) {
+// chunk is polled records of one partition not taken yet, in offset
+// order.
+type chunk struct {
+	sp   *split
+	recs []*kgo.Record
+}
+
+// enqueue queues polled records and returns how many records (including
+// control records) it queued. A partition's fetch error is handled here.
+func (rd *reader) enqueue(ctx context.Context, fs kgo.Fetches) (int, error) {
 	took := 0
 	for _, f := range fs {
 		for ti := range f.Topics {
@@ -237,24 +264,53 @@ func (rd *reader) take(ctx context.Context, fs kgo.Fetches) (int, error) {
 					continue // finished; the client may still have had records buffered
 				}
 				took += len(p.Records)
-				if err := rd.takePartition(sp, p.Records); err != nil {
-					return took, err
-				}
+				rd.queue = append(rd.queue, chunk{sp: sp, recs: p.Records})
 			}
 		}
 	}
 	return took, nil
 }
 
-// takePartition consumes one partition's records in offset order.
-func (rd *reader) takePartition(sp *split, recs []*kgo.Record) error {
-	for _, rec := range recs {
+// drain takes queued records into the batch being built until it holds
+// batchSize rows or more (a change event may add several rows at once);
+// records not taken stay queued for the next batch.
+func (rd *reader) drain(batchSize int) error {
+	for len(rd.queue) > 0 && len(rd.rowSplit) < batchSize {
+		c := &rd.queue[0]
+		if c.sp.done {
+			rd.queue = rd.queue[1:]
+			continue
+		}
+		n, err := rd.takePartition(c.sp, c.recs, batchSize)
+		c.recs = c.recs[n:]
+		if len(c.recs) == 0 || c.sp.done {
+			rd.queue[0] = chunk{}
+			rd.queue = rd.queue[1:]
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if len(rd.queue) == 0 {
+		rd.queue = rd.queue[:0:0] // let the records go
+	}
+	return nil
+}
+
+// takePartition consumes one partition's records in offset order until
+// the batch holds batchSize rows, and returns how many records it
+// consumed.
+func (rd *reader) takePartition(sp *split, recs []*kgo.Record, batchSize int) (int, error) {
+	for i, rec := range recs {
+		if len(rd.rowSplit) >= batchSize {
+			return i, nil
+		}
 		if rec.Offset < sp.next {
 			continue // not ours to read again
 		}
 		if sp.end >= 0 && rec.Offset >= sp.end {
 			rd.finish(sp)
-			return nil
+			return len(recs), nil
 		}
 		sp.next = rec.Offset + 1
 		if rec.Attrs.IsControl() {
@@ -264,21 +320,39 @@ func (rd *reader) takePartition(sp *split, recs []*kgo.Record) error {
 			rd.src.stats.tombstones.Add(1)
 			continue
 		}
-		if err := rd.vb.Append(rec.Value); err != nil {
+		rows, err := rd.appendValue(rec.Value)
+		if err != nil {
 			if err := rd.reject(rec, err); err != nil {
-				return err
+				return i + 1, err
 			}
 			continue
 		}
-		for _, m := range rd.metas {
-			m.append(rec)
+		// Metadata and the split index go with every row the record
+		// produced (a change event may produce none, or two).
+		for range rows {
+			for _, m := range rd.metas {
+				m.append(rec)
+			}
+			rd.rowSplit = append(rd.rowSplit, int32(sp.idx))
 		}
-		rd.rowSplit = append(rd.rowSplit, int32(sp.idx))
 	}
 	if sp.end >= 0 && sp.next >= sp.end {
 		rd.finish(sp)
 	}
-	return nil
+	return len(recs), nil
+}
+
+// appendValue decodes a record value into the batch being built and
+// returns how many rows it added: one for a row format, 0..n for a
+// change format.
+func (rd *reader) appendValue(v []byte) (int, error) {
+	if rd.cb != nil {
+		return rd.cb.AppendChange(v)
+	}
+	if err := rd.vb.Append(v); err != nil {
+		return 0, err
+	}
+	return 1, nil
 }
 
 // fetchErr handles an error the client reported for a partition (or, with
@@ -326,7 +400,18 @@ func (rd *reader) reject(rec *kgo.Record, reason error) error {
 // flush turns the rows taken into a batch and feeds the watermarks.
 func (rd *reader) flush() arrowflow.Batch {
 	n := len(rd.rowSplit)
-	vals := rd.vb.NewRecord()
+	var (
+		vals  arrow.RecordBatch
+		kinds []arrowflow.RowKind
+	)
+	if rd.cb != nil {
+		vals, kinds = rd.cb.NewChangeRecord()
+	} else {
+		vals = rd.vb.NewRecord()
+	}
+	if kinds != nil && len(kinds) != n {
+		panic(fmt.Sprintf("BUG: kafka source: change decoder built %d row kinds, %d rows accepted", len(kinds), n))
+	}
 	if int(vals.NumRows()) != n {
 		panic(fmt.Sprintf("BUG: kafka source: decoder built %d rows, %d accepted", vals.NumRows(), n))
 	}
@@ -350,6 +435,9 @@ func (rd *reader) flush() arrowflow.Batch {
 	}
 	rd.lastSplit, rd.rowSplit = rd.rowSplit, rd.lastSplit[:0]
 	rd.src.stats.records.Add(int64(n))
+	if rd.cb != nil {
+		return arrowflow.NewChangeBatch(rec, kinds)
+	}
 	return arrowflow.NewBatch(rec)
 }
 
