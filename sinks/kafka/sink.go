@@ -76,6 +76,29 @@ type Options struct {
 	// KeyColumns are the columns forming the record key ('key.fields');
 	// none means records have no key.
 	KeyColumns []string
+	// ValueColumns are the columns the value encoder is given, in order;
+	// nil gives it every column. Flink's 'value.fields-include' =
+	// 'EXCEPT_KEY' leaves the key columns out of the value.
+	ValueColumns []string
+	// Upsert makes the sink Flink's upsert-kafka sink: the input is a
+	// changelog keyed by KeyColumns (the table's PRIMARY KEY), whose
+	// inserts and update-afters are written as key and value, deletes as
+	// a tombstone (the key and a null value), and update-befores dropped
+	// (counted by UpdateBeforesDropped): the last record of a key in the
+	// topic is its latest value, or a tombstone once deleted. It needs key
+	// columns and a value encoder of rows (not a format.ChangeEncoder),
+	// and partitions by the key (PartitionDefault) so that a key's records
+	// stay in order in one partition.
+	Upsert bool
+	// BufferFlushMaxRows and BufferFlushInterval, both positive, make an
+	// upsert sink keep only the latest change of each key in a buffer
+	// flushed when it holds BufferFlushMaxRows keys, when
+	// BufferFlushInterval has passed since the last flush (checked as
+	// rows arrive), and at every epoch barrier ('sink.buffer-flush.max-rows',
+	// 'sink.buffer-flush.interval'; Flink's defaults, 0, leave buffering
+	// off). A key updated many times in an epoch is then written once.
+	BufferFlushMaxRows  int
+	BufferFlushInterval time.Duration
 	// KeyEncoder serializes the key columns ('key.format'). Nil with one
 	// key column writes that column's value as the key's raw bytes
 	// (strings and binaries as they are, integers as decimal text).
@@ -135,6 +158,9 @@ type Sink struct {
 	writers   int           // open writers
 	closed    bool
 	produced  atomic.Int64
+	// droppedUB counts update-befores an upsert sink did not write;
+	// folded counts changes a buffer replaced by a later one of the key.
+	droppedUB, folded atomic.Int64
 	// claimJob, claimID and claimData are the job, owner ID and owner
 	// record of the last Claim (see owner.go): commits check the record
 	// still names claimID; claimRecorded is set once it was written.
@@ -145,6 +171,15 @@ type Sink struct {
 // Produced is the number of records the brokers acknowledged, in
 // committed transactions or not.
 func (s *Sink) Produced() int64 { return s.produced.Load() }
+
+// UpdateBeforesDropped is the number of update-before rows an upsert sink
+// left out: the update-after that follows replaces the key's value.
+func (s *Sink) UpdateBeforesDropped() int64 { return s.droppedUB.Load() }
+
+// Folded is the number of changes an upsert sink's buffer
+// (BufferFlushMaxRows) did not write because a later change of the same
+// key replaced them before a flush.
+func (s *Sink) Folded() int64 { return s.folded.Load() }
 
 type slotKey struct {
 	subtask int
@@ -189,6 +224,9 @@ func New(opts Options) (*Sink, error) {
 	}
 	if len(opts.KeyColumns) > 1 && opts.KeyEncoder == nil {
 		return nil, fmt.Errorf("kafka sink: key columns %v need a key format (key.format)", opts.KeyColumns)
+	}
+	if err := checkUpsert(&opts); err != nil {
+		return nil, err
 	}
 	if opts.TransactionTimeout == 0 {
 		opts.TransactionTimeout = DefaultTransactionTimeout
@@ -255,6 +293,9 @@ func (s *Sink) Open(info *arrowflow.TaskInfo) (arrowflow.SinkWriter, error) {
 	w := &writer{s: s, info: info, epoch: info.FirstEpoch, prefix: s.prefix(info.Job)}
 	if w.epoch == 0 {
 		w.epoch = 1
+	}
+	if s.opts.Upsert && s.opts.BufferFlushMaxRows > 0 {
+		w.buf = &upsertBuffer{byKey: map[string]int{}, last: w.now()}
 	}
 	if s.opts.DeliveryGuarantee == AtLeastOnce {
 		cl, err := kgo.NewClient(s.producerOpts(info.Subtask)...)

@@ -31,9 +31,17 @@ type writer struct {
 	perr   error // first produce error
 	schema *arrow.Schema
 	keyIdx []int
-	tsIdx  int
-	unit   arrow.TimeUnit
-	kinds  []arrowflow.RowKind // scratch: the row kinds of a batch's selected rows
+	// valIdx are the columns of the value (Options.ValueColumns), nil for
+	// every column; valSchema is their schema.
+	valIdx    []int
+	valSchema *arrow.Schema
+	tsIdx     int
+	unit      arrow.TimeUnit
+	kinds     []arrowflow.RowKind // scratch: the row kinds of a batch's selected rows
+
+	// buf is an upsert sink's buffer of the latest change per key
+	// (Options.BufferFlushMaxRows), nil when buffering is off.
+	buf *upsertBuffer
 }
 
 func (w *writer) client() *kgo.Client {
@@ -62,6 +70,19 @@ func (w *writer) bind(schema *arrow.Schema) error {
 			}
 		}
 		w.keyIdx = append(w.keyIdx, i)
+	}
+	w.valIdx, w.valSchema = nil, nil
+	if cols := w.s.opts.ValueColumns; cols != nil {
+		fields := make([]arrow.Field, len(cols))
+		for j, c := range cols {
+			i, err := columnIndex(schema, c, "value")
+			if err != nil {
+				return err
+			}
+			w.valIdx = append(w.valIdx, i)
+			fields[j] = schema.Field(i)
+		}
+		w.valSchema = arrow.NewSchema(fields, nil)
 	}
 	w.tsIdx = -1
 	if c := w.s.opts.TimestampColumn; c != "" {
@@ -131,15 +152,44 @@ func (w *writer) Write(ctx context.Context, b arrowflow.Batch) error {
 		w.cur = sl
 		w.n = 0
 	}
-	rows := int(rec.NumRows())
-	keys, err := w.keys(rec)
+	var (
+		n   int
+		err error
+	)
+	if w.s.opts.Upsert {
+		n, err = w.writeUpsert(ctx, b, rec)
+	} else {
+		n, err = w.writeRows(ctx, b, rec)
+	}
 	if err != nil {
 		return err
 	}
+	w.n += int64(n)
+	if w.alo == nil && w.epoch > w.info.FirstEpoch && failpoint.Armed(failpoint.NextEpochWritten) {
+		// Crash tests: the records must be in the broker's open
+		// transaction when the process dies.
+		if err := w.client().Flush(ctx); err == nil {
+			failpoint.Inject(failpoint.NextEpochWritten)
+		}
+	}
+	return nil
+}
+
+// writeRows produces one record per row of rec (b's selected rows) and
+// returns how many.
+func (w *writer) writeRows(ctx context.Context, b arrowflow.Batch, rec arrow.RecordBatch) (int, error) {
+	rows := int(rec.NumRows())
+	keys, err := w.keys(rec)
+	if err != nil {
+		return 0, err
+	}
 	recs := make([]kgo.Record, rows)
 	var values slabWriter
-	if err := w.encode(b, rec, &values); err != nil {
-		return err
+	vrec := w.valueRecord(rec)
+	err = w.encode(b, vrec, &values)
+	vrec.Release()
+	if err != nil {
+		return 0, err
 	}
 	for i, v := range values.slices(rows) {
 		recs[i].Value = v
@@ -159,15 +209,21 @@ func (w *writer) Write(ctx context.Context, b arrowflow.Batch) error {
 		}
 		cl.Produce(ctx, r, w.promise)
 	}
-	w.n += int64(rows)
-	if w.alo == nil && w.epoch > w.info.FirstEpoch && failpoint.Armed(failpoint.NextEpochWritten) {
-		// Crash tests: the records must be in the broker's open
-		// transaction when the process dies.
-		if err := cl.Flush(ctx); err == nil {
-			failpoint.Inject(failpoint.NextEpochWritten)
-		}
+	return rows, nil
+}
+
+// valueRecord returns the columns of rec the value encoder takes
+// (Options.ValueColumns), with a reference the caller releases.
+func (w *writer) valueRecord(rec arrow.RecordBatch) arrow.RecordBatch {
+	if w.valIdx == nil {
+		rec.Retain()
+		return rec
 	}
-	return nil
+	cols := make([]arrow.Array, len(w.valIdx))
+	for j, i := range w.valIdx {
+		cols[j] = rec.Column(i)
+	}
+	return array.NewRecordBatch(w.valSchema, cols, rec.NumRows())
 }
 
 // encode serializes the values of rec, the rows of b in order: with
@@ -309,6 +365,9 @@ func (w *writer) PreCommit(ctx context.Context, epoch uint64) ([]byte, error) {
 		return nil, fmt.Errorf("BUG: kafka sink: pre-commit of epoch %d while epoch %d is open", epoch, w.epoch)
 	}
 	w.epoch++
+	if err := w.flushBuffer(ctx); err != nil {
+		return nil, err
+	}
 	if w.alo != nil {
 		if err := w.alo.Flush(ctx); err != nil {
 			return nil, fmt.Errorf("kafka sink: flush: %w", err)
@@ -344,6 +403,10 @@ func (w *writer) PreCommit(ctx context.Context, epoch uint64) ([]byte, error) {
 // last writer, closes the producers without pending transactions.
 func (w *writer) Close() error {
 	var err error
+	if w.buf != nil {
+		clear(w.buf.byKey)
+		w.buf.recs = nil // changes of an epoch never pre-committed
+	}
 	if w.alo != nil {
 		w.alo.Close()
 	}
