@@ -14,8 +14,9 @@ import (
 
 // Config selects and configures a format.
 type Config struct {
-	// Name is the format: "json", "csv", "raw", "avro", "avro-confluent"
-	// or "debezium-json" (encoders only; see Names).
+	// Name is the format: "json", "csv", "raw", "avro", "avro-confluent",
+	// "debezium-json", "canal-json", "maxwell-json" or
+	// "debezium-avro-confluent" (see Names).
 	Name string
 	// Schema is the schema of the values' columns. It may be nil for raw
 	// (one nullable binary column "value"), for avro when avro.schema is
@@ -56,10 +57,19 @@ type Config struct {
 	//   avro-confluent.basic-auth.credentials-source  USER_INFO only
 	//   avro-confluent.bearer-auth.token      a bearer token for the registry
 	//   avro-confluent.bearer-auth.credentials-source STATIC_TOKEN only
-	// debezium-json (encoders only; each row a change event, see ChangeEncoder):
-	//   debezium-json.schema-include    true (a schema in every message) is not supported yet (false)
-	//   debezium-json.timestamp-format.standard  as json.timestamp-format.standard
-	//   debezium-json.map-null-key.mode/literal  as json's
+	// debezium-json, canal-json, maxwell-json (change events: decoders are
+	// ChangeDecoders, encoders ChangeEncoders; rows are read and written
+	// with the json format's rules). <f> is the format's name:
+	//   <f>.timestamp-format.standard   as json.timestamp-format.standard
+	//   <f>.map-null-key.mode/literal   as json's
+	//   <f>.encode.decimal-as-plain-number  accepted; decimals are always plain numbers
+	//   debezium-json.schema-include    messages are {"schema":..., "payload": event} (false);
+	//                                   for decoders only (Flink refuses it for writing too)
+	//   canal-json.database.include     read only events of databases matching this regular
+	//                                   expression (whole name; RE2: no back-references or
+	//                                   look-arounds); encoders accept and ignore it
+	//   canal-json.table.include        the same for tables
+	//   <f>.ignore-parse-errors is the connector's bad-record policy and refused here.
 	Options map[string]string
 	// Registry is the avro-confluent format's schema registry client; when
 	// nil, one is built from avro-confluent.url.

@@ -3,16 +3,17 @@ package format
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/weirflow/weir/arrowflow"
 )
 
-// DebeziumJSON is the name of the debezium-json format: a sink format
-// writing each change row as a Debezium change event, as Flink's
-// debezium-json serializer does (see debeziumEncoder).
+// DebeziumJSON is the name of the debezium-json format: Debezium change
+// events in JSON. Its decoder is a ChangeDecoder reading the events as
+// Flink's debezium-json format does (op c and r an insert, u an update,
+// d a delete); its encoder a ChangeEncoder writing each change row as an
+// event, as Flink's debezium-json serializer does (see changeEncoder).
 const DebeziumJSON = "debezium-json"
 
 // The envelope's pieces around the row: an added row (Insert,
@@ -26,89 +27,81 @@ const (
 	debeziumDeleteTail = `,"after":null,"op":"d"}`
 )
 
-// debeziumEncoder writes each row as one JSON object
-// {"before": ..., "after": ..., "op": ...}:
+// changeEncoder writes each row as one change event: the json format's
+// object of the row (the same column encoders and options, so that a
+// consumer reads the row with the json format's rules) between the
+// format's head and tail for its kind. Encode, without row kinds, writes
+// every row as an insert.
 //
-//	Insert, UpdateAfter       {"before":null,"after":{row},"op":"c"}
-//	UpdateBefore, Delete      {"before":{row},"after":null,"op":"d"}
+//	debezium-json   Insert, UpdateAfter    {"before":null,"after":{row},"op":"c"}
+//	                UpdateBefore, Delete   {"before":{row},"after":null,"op":"d"}
+//	canal-json      Insert, UpdateAfter    {"data":[{row}],"type":"INSERT"}
+//	                UpdateBefore, Delete   {"data":[{row}],"type":"DELETE"}
+//	maxwell-json    Insert, UpdateAfter    {"data":{row},"type":"insert"}
+//	                UpdateBefore, Delete   {"data":{row},"type":"delete"}
 //
-// The row is the json format's object of the row (the same column
-// encoders and options), so a consumer reads "before" and "after" with
-// the json format's rules. Encode, without row kinds, writes every row as
-// an insert.
-type debeziumEncoder struct {
-	row *jsonEncoder
+// As Flink's serializers, an update is written as a delete of the old
+// row and an insert of the new one.
+type changeEncoder struct {
+	name                   string
+	row                    *jsonEncoder
+	addHead, addTail       string
+	removeHead, removeTail string
 }
 
-var _ ChangeEncoder = (*debeziumEncoder)(nil)
+var _ ChangeEncoder = (*changeEncoder)(nil)
 
-func newDebeziumEncoderConfig(cfg Config, o *options) (Encoder, error) {
-	opts, err := parseDebeziumOptions(o)
-	if err != nil {
-		return nil, err
-	}
+func newChangeEncoder(cfg Config, opts jsonOptions, addHead, addTail, removeHead, removeTail string) (*changeEncoder, error) {
 	if err := needSchema(cfg); err != nil {
 		return nil, err
 	}
 	fields, err := compileJSONFields(cfg.Schema.Fields(), "", opts)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", DebeziumJSON, err)
+		return nil, fmt.Errorf("%s: %w", cfg.Name, err)
 	}
-	return &debeziumEncoder{row: &jsonEncoder{schema: cfg.Schema, opts: opts, fields: fields}}, nil
+	return &changeEncoder{name: cfg.Name, row: &jsonEncoder{schema: cfg.Schema, opts: opts, fields: fields},
+		addHead: addHead, addTail: addTail, removeHead: removeHead, removeTail: removeTail}, nil
 }
 
-// parseDebeziumOptions reads Flink's debezium-json options into the json
-// options the rows are written with. debezium-json.schema-include (a
-// "schema" and "payload" envelope) is refused when true.
-func parseDebeziumOptions(o *options) (jsonOptions, error) {
-	var opts jsonOptions
-	include, err := o.boolean("debezium-json.schema-include", false)
+func newDebeziumEncoderConfig(cfg Config, o *options) (Encoder, error) {
+	opts, include, err := parseDebeziumOptions(o)
 	if err != nil {
-		return opts, err
+		return nil, err
 	}
 	if include {
-		return opts, errors.New("debezium-json: option debezium-json.schema-include = true is not supported yet: weir writes the plain envelope {before, after, op} only")
+		// Flink refuses it too: its Debezium JSON serialization writes no schema.
+		return nil, errors.New("debezium-json: option debezium-json.schema-include = true is not supported yet for writing (nor by Flink's debezium-json serialization): weir writes the plain envelope {before, after, op}; it is supported for reading")
 	}
-	opt := "debezium-json.timestamp-format.standard"
-	switch v := o.str(opt, "RFC-3339"); strings.ToUpper(v) {
-	case "RFC-3339", "RFC3339":
-		opts.tsStyle = styleRFC3339
-	case "SQL":
-		opts.tsStyle = styleSQL
-	case "ISO-8601", "ISO8601":
-		opts.tsStyle = styleISO
-	default:
-		return opts, fmt.Errorf("debezium-json: option %s: %q is not SQL, ISO-8601 or RFC-3339", opt, v)
-	}
-	// As for json: Arrow map keys are never null, so the null-key policy
-	// never applies; the options are accepted (and checked) for Flink DDL.
-	switch v := o.str("debezium-json.map-null-key.mode", "FAIL"); strings.ToUpper(v) {
-	case "FAIL", "DROP", "LITERAL":
-	default:
-		return opts, fmt.Errorf("debezium-json: option debezium-json.map-null-key.mode: %q is not FAIL, DROP or LITERAL", v)
-	}
-	o.str("debezium-json.map-null-key.literal", "null")
-	if err := o.reject("debezium-json.ignore-parse-errors", "bad records are the connector's policy"); err != nil {
-		return opts, err
-	}
-	return opts, nil
+	return newChangeEncoder(cfg, opts, debeziumCreateHead, debeziumCreateTail, debeziumDeleteHead, debeziumDeleteTail)
 }
 
-// Encode implements Encoder: every row of rec as an insert (op "c").
-func (e *debeziumEncoder) Encode(rec arrow.RecordBatch, emit func(row int, value []byte) error) error {
+// parseDebeziumOptions reads Flink's debezium-json options: the json
+// options the rows are read and written with, and
+// debezium-json.schema-include.
+func parseDebeziumOptions(o *options) (jsonOptions, bool, error) {
+	include, err := o.boolean("debezium-json.schema-include", false)
+	if err != nil {
+		return jsonOptions{}, false, err
+	}
+	opts, err := parseChangeJSONOptions(o, DebeziumJSON)
+	return opts, include, err
+}
+
+// Encode implements Encoder: every row of rec as an insert.
+func (e *changeEncoder) Encode(rec arrow.RecordBatch, emit func(row int, value []byte) error) error {
 	return e.EncodeChanges(rec, nil, emit)
 }
 
 // EncodeChanges implements ChangeEncoder: one change event per row of
-// rec, a create event for Insert and UpdateAfter, a delete event for
+// rec, an insert event for Insert and UpdateAfter, a delete event for
 // UpdateBefore and Delete.
-func (e *debeziumEncoder) EncodeChanges(rec arrow.RecordBatch, kinds []arrowflow.RowKind, emit func(row int, value []byte) error) error {
-	if err := checkSchema(DebeziumJSON, e.row.schema, rec); err != nil {
+func (e *changeEncoder) EncodeChanges(rec arrow.RecordBatch, kinds []arrowflow.RowKind, emit func(row int, value []byte) error) error {
+	if err := checkSchema(e.name, e.row.schema, rec); err != nil {
 		return err
 	}
 	rows := int(rec.NumRows())
 	if kinds != nil && len(kinds) != rows {
-		return fmt.Errorf("BUG: %s: %d row kinds for a record of %d rows", DebeziumJSON, len(kinds), rows)
+		return fmt.Errorf("BUG: %s: %d row kinds for a record of %d rows", e.name, len(kinds), rows)
 	}
 	obj := e.row.bindObject(rec)
 	bp, _ := e.row.bufs.Get().(*[]byte)
@@ -124,15 +117,15 @@ func (e *debeziumEncoder) EncodeChanges(rec arrow.RecordBatch, kinds []arrowflow
 		b := (*bp)[:0]
 		switch k {
 		case arrowflow.Insert, arrowflow.UpdateAfter:
-			b = append(b, debeziumCreateHead...)
+			b = append(b, e.addHead...)
 			b = obj.write(b, i)
-			b = append(b, debeziumCreateTail...)
+			b = append(b, e.addTail...)
 		case arrowflow.UpdateBefore, arrowflow.Delete:
-			b = append(b, debeziumDeleteHead...)
+			b = append(b, e.removeHead...)
 			b = obj.write(b, i)
-			b = append(b, debeziumDeleteTail...)
+			b = append(b, e.removeTail...)
 		default:
-			return fmt.Errorf("BUG: %s: row %d has row kind %v", DebeziumJSON, i, k)
+			return fmt.Errorf("BUG: %s: row %d has row kind %v", e.name, i, k)
 		}
 		*bp = b
 		if err := emit(i, b); err != nil {
