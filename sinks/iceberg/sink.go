@@ -211,7 +211,9 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 	for attempt := 0; ; attempt++ {
 		tx := tbl.NewTransaction()
 		err := tx.SetProperties(iceberg.Properties{LastEpochPropertyPrefix + job: strconv.FormatUint(epoch, 10)})
-		if err == nil && len(deletes) == 0 {
+		if err == nil && len(files) == 0 && len(deletes) == 0 {
+			// nothing to add (every subtask's epoch was empty)
+		} else if err == nil && len(deletes) == 0 {
 			err = tx.AddDataFiles(ctx, files, props)
 		} else if err == nil {
 			err = tx.NewRowDelta(props).AddRows(files...).AddDeletes(deletes...).Commit(ctx)
@@ -372,7 +374,9 @@ func (s *Sink) Abort(ctx context.Context, epoch uint64, payloads [][]byte) error
 		paths = append(paths, f.FilePath())
 	}
 	for _, p := range ps {
-		paths = append(paths, p.Manifest)
+		if p.Manifest != "" {
+			paths = append(paths, p.Manifest)
+		}
 		if p.Deletes != nil {
 			paths = append(paths, p.Deletes.Manifest)
 		}

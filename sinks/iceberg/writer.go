@@ -30,7 +30,7 @@ func (s *Sink) Open(info *arrowflow.TaskInfo) (arrowflow.SinkWriter, error) {
 	}
 	w := &writer{s: s, info: info, mem: mem, epoch: max(info.FirstEpoch, 1)}
 	if len(s.opts.UpsertKeys) > 0 {
-		w.upsert = &upsertBuffer{}
+		w.upsert = newUpsertBuffer()
 	}
 	return w, nil
 }
@@ -108,13 +108,24 @@ func (w *writer) Write(ctx context.Context, b arrowflow.Batch) error {
 		b.Release()
 		return nil
 	}
+	if w.upsert == nil && !b.AppendOnly() {
+		for k := range b.NumRows() {
+			if kind := b.Kind(k); kind.IsRetraction() {
+				b.Release()
+				return w.s.errorf("epoch %d: a %s row (an update or delete) reached a table that is not in upsert mode, which can only append; set 'write.upsert.enabled' = 'true' with a PRIMARY KEY (Options.UpsertKeys)", w.epoch, kind)
+			}
+		}
+	}
+	kinds := arrowflow.GatherKinds(nil, b)
 	rec, err := b.Materialize(w.mem)
 	b.Release()
 	if err != nil {
 		return err
 	}
 	if w.upsert != nil {
-		w.upsert.recs = append(w.upsert.recs, rec)
+		if err := w.upsert.add(w.mem, rec, kinds, w.s.opts.UpsertKeys); err != nil {
+			return w.s.errorf("epoch %d: %w", w.epoch, err)
+		}
 		return nil
 	}
 	if w.cur == nil {
@@ -168,29 +179,36 @@ func (w *writer) PreCommit(ctx context.Context, epoch uint64) ([]byte, error) {
 	}
 	w.epoch = epoch + 1
 	ew := w.cur
-	if ew == nil {
+	var files []iceberg.DataFile
+	tbl := w.s.Table()
+	rows := int64(0)
+	if ew != nil {
+		w.cur = nil
+		var err error
+		if files, err = ew.finish(); err != nil {
+			return nil, w.s.errorf("write data files of epoch %d: %w", epoch, err)
+		}
+		tbl, rows = ew.tbl, ew.rows
+	}
+	if len(files) == 0 && len(deletes) == 0 {
 		return nil, nil
 	}
-	w.cur = nil
-	files, err := ew.finish()
-	if err != nil {
-		return nil, w.s.errorf("write data files of epoch %d: %w", epoch, err)
-	}
-	if len(files) == 0 {
-		return nil, nil
-	}
-	p, err := writeManifest(ctx, ew.tbl, w.info.Job, epoch, w.info.Subtask, files, iceberg.ManifestContentData)
-	if err != nil {
-		return nil, w.s.errorf("epoch %d: %w", epoch, err)
+	// A delete-only epoch has a payload without a data manifest.
+	p := payload{Job: w.info.Job}
+	if len(files) > 0 {
+		var err error
+		if p, err = writeManifest(ctx, tbl, w.info.Job, epoch, w.info.Subtask, files, iceberg.ManifestContentData); err != nil {
+			return nil, w.s.errorf("epoch %d: %w", epoch, err)
+		}
 	}
 	if len(deletes) > 0 {
-		d, err := writeManifest(ctx, ew.tbl, w.info.Job, epoch, w.info.Subtask, deletes, iceberg.ManifestContentDeletes)
+		d, err := writeManifest(ctx, tbl, w.info.Job, epoch, w.info.Subtask, deletes, iceberg.ManifestContentDeletes)
 		if err != nil {
 			return nil, w.s.errorf("epoch %d: %w", epoch, err)
 		}
 		p.Deletes = &d
 	}
-	p.Rows = ew.rows
+	p.Rows = rows
 	return json.Marshal(p)
 }
 
@@ -268,11 +286,13 @@ func (s *Sink) readManifests(ctx context.Context, tbl *table.Table, ps []payload
 		return nil, nil, s.errorf("file IO: %w", err)
 	}
 	for _, p := range ps {
-		files, err := s.readManifest(fsys, p, iceberg.ManifestContentData)
-		if err != nil {
-			return nil, nil, err
+		if p.Manifest != "" {
+			files, err := s.readManifest(fsys, p, iceberg.ManifestContentData)
+			if err != nil {
+				return nil, nil, err
+			}
+			data = append(data, files...)
 		}
-		data = append(data, files...)
 		if p.Deletes != nil {
 			files, err := s.readManifest(fsys, *p.Deletes, iceberg.ManifestContentDeletes)
 			if err != nil {
@@ -310,7 +330,9 @@ func (s *Sink) readManifest(fsys icebergio.IO, p payload, content iceberg.Manife
 func (s *Sink) deleteManifests(ctx context.Context, tbl *table.Table, ps []payload) {
 	var paths []string
 	for _, p := range ps {
-		paths = append(paths, p.Manifest)
+		if p.Manifest != "" {
+			paths = append(paths, p.Manifest)
+		}
 		if p.Deletes != nil {
 			paths = append(paths, p.Deletes.Manifest)
 		}
