@@ -188,7 +188,7 @@ func (c *changeBuilder) canal() error {
 		kind = arrowflow.Delete
 	}
 	if !hasData || dataNull {
-		return c.errf("data", typeAt, "a %s event without \"data\" rows", c.textAt(typeAt))
+		return c.errf("data", typeAt, "type %q without \"data\" rows", c.textAt(typeAt))
 	}
 	for i, sp := range c.data {
 		if sp.start < 0 {
@@ -202,7 +202,7 @@ func (c *changeBuilder) canal() error {
 		return c.settle(nil)
 	}
 	if !hasOld || oldNull || len(c.old) < len(c.data) {
-		return c.errf("old", typeAt, "an UPDATE event with %d \"data\" rows and %d \"old\" rows", len(c.data), len(c.old))
+		return c.errf("old", typeAt, "type \"UPDATE\" with %d \"data\" rows and %d \"old\" rows", len(c.data), len(c.old))
 	}
 	for i, sp := range c.data {
 		if c.old[i].start < 0 {

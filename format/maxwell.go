@@ -125,7 +125,7 @@ func (c *changeBuilder) maxwell() error {
 		return c.errf("type", typeAt, `unknown type %q (Maxwell's are "insert", "update" and "delete")`, c.textAt(typeAt))
 	}
 	if data.start < 0 {
-		return c.errf("data", typeAt, "a %s event without a \"data\" row", c.textAt(typeAt))
+		return c.errf("data", typeAt, "type %q without a \"data\" row", c.textAt(typeAt))
 	}
 	switch typ {
 	case maxwellInsert:
@@ -136,7 +136,7 @@ func (c *changeBuilder) maxwell() error {
 		return c.settle(nil)
 	}
 	if old.start < 0 {
-		return c.errf("old", typeAt, `an update event without "old" values`)
+		return c.errf("old", typeAt, `type "update" without "old" values`)
 	}
 	c.want = append(c.want, image{at: noSpan, name: "old", idx: -1, kind: arrowflow.UpdateBefore},
 		image{at: data, name: "data", idx: -1, kind: arrowflow.UpdateAfter})
