@@ -83,7 +83,7 @@ func (c *changeBuilder) canal() error {
 		if !more {
 			break
 		}
-		switch k := string(key); k {
+		switch k := canalKey(key); k {
 		case "data", "old":
 			isData := k == "data"
 			has, null, spans := &hasOld, &oldNull, &c.old
@@ -214,6 +214,26 @@ func (c *changeBuilder) canal() error {
 	return c.settle(func(im image) error {
 		return c.decodeMerged(c.old[im.idx], c.data[im.idx], "old", "data", im.idx, im.kind)
 	})
+}
+
+// canalKey returns the envelope member key names, "" for another (a
+// constant: the key's bytes are not copied).
+func canalKey(key []byte) string {
+	switch string(key) {
+	case "data":
+		return "data"
+	case "old":
+		return "old"
+	case "type":
+		return "type"
+	case "isDdl":
+		return "isDdl"
+	case "database":
+		return "database"
+	case "table":
+		return "table"
+	}
+	return ""
 }
 
 // canalRows records the spans of the rows of the array at the scanner's

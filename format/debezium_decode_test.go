@@ -399,4 +399,42 @@ func TestDebeziumJSONDecodeAllocs(t *testing.T) {
 	if a := testing.AllocsPerRun(5, run); a > 0 {
 		t.Errorf("%v allocations per 300 events", a)
 	}
+
+	// canal-json and maxwell-json, updates (merged old rows) included.
+	for _, c := range []struct {
+		name   string
+		opts   map[string]string
+		events []string
+	}{
+		{CanalJSON, map[string]string{"canal-json.database.include": "inv.*"}, []string{
+			canalUpdateSample,
+			canalEvent("INSERT", "inventory", "products", `[{"id":"1","name":"a"},{"id":"2","name":"b"}]`, "null"),
+			canalEvent("DELETE", "inventory", "products", `[{"id":"1","name":"a"}]`, "null"),
+		}},
+		{MaxwellJSON, nil, []string{
+			maxwellEvent("insert", `{"id":111,"name":"scooter","description":"Big 2-wheel scooter","weight":5.15}`, ""),
+			maxwellEvent("update", `{"id":111,"name":"scooter","description":"Big 2-wheel scooter","weight":5.18}`, `{"weight":5.15,"other":1}`),
+			maxwellEvent("delete", `{"id":111,"name":"scooter","description":"Big 2-wheel scooter","weight":5.18}`, ""),
+		}},
+	} {
+		b := mustChangeDecoder(t, Config{Name: c.name, Schema: productsSchema, Options: c.opts}).NewChangeBuilder(memory.DefaultAllocator)
+		var values [][]byte
+		for _, v := range c.events {
+			values = append(values, []byte(v))
+		}
+		run := func() {
+			for range 100 {
+				for _, v := range values {
+					if _, err := b.AppendChange(v); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			b.Release()
+		}
+		run()
+		if a := testing.AllocsPerRun(5, run); a > 0 {
+			t.Errorf("%s: %v allocations per 300 events", c.name, a)
+		}
+	}
 }

@@ -56,7 +56,7 @@ func (c *changeBuilder) maxwell() error {
 		if !more {
 			break
 		}
-		switch k := string(key); k {
+		switch k := maxwellKey(key); k {
 		case "data", "old":
 			has, at := &hasOld, &old
 			if k == "data" {
@@ -143,4 +143,18 @@ func (c *changeBuilder) maxwell() error {
 	return c.settle(func(im image) error {
 		return c.decodeMerged(old, data, "old", "data", -1, im.kind)
 	})
+}
+
+// maxwellKey returns the envelope member key names, "" for another (a
+// constant: the key's bytes are not copied).
+func maxwellKey(key []byte) string {
+	switch string(key) {
+	case "data":
+		return "data"
+	case "old":
+		return "old"
+	case "type":
+		return "type"
+	}
+	return ""
 }
