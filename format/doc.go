@@ -1,6 +1,7 @@
 // Package format converts between bytes and Arrow record batches for
 // connectors: JSON, CSV, Avro (plain and with the Confluent Schema Registry
-// wire format) and raw values. Decoders write straight into columns from a
+// wire format), raw values, and change events (debezium-json, canal-json,
+// maxwell-json). Decoders write straight into columns from a
 // plan compiled once per schema (per writer schema for Avro); no record
 // goes through a map[string]any, reflection or encoding/json, and decoding
 // allocates nothing per record in steady state.
@@ -85,4 +86,38 @@
 // encoder registers its schema (AvroSchema of the columns, or
 // avro-confluent.schema) under avro-confluent.subject at construction.
 // Package registry is an in-memory registry speaking the same API.
+//
+// # Change events: debezium-json, canal-json, maxwell-json
+//
+// Their decoders are ChangeDecoders: a connector type-asserts the Decoder
+// to ChangeDecoder, builds batches with NewChangeBuilder, and gets 0, 1
+// or more rows per record from AppendChange (an update is two rows, a
+// Canal event holds several) and their row kinds (arrowflow.RowKind) from
+// NewChangeRecord. The row images are read with the json format's rules
+// (the decoder is the json decoder's, compiled once per schema); the
+// envelope's other members are skipped but must be valid JSON, and
+// nothing is allocated per event in steady state. As in Flink:
+//
+//	debezium-json  op "c", "r": +I after; "u": -U before, +U after;
+//	               "d": -D before; an empty value (a tombstone): no row.
+//	               An update or delete without "before" is an error (the
+//	               message says to set REPLICA IDENTITY FULL in Postgres).
+//	               debezium-json.schema-include: read the "payload" of
+//	               {"schema": ..., "payload": ...}.
+//	canal-json     "INSERT": +I per "data" row; "UPDATE": per row i, -U
+//	               data[i] with old[i]'s members in its place (old holds
+//	               the changed columns), +U data[i]; "DELETE": -D per
+//	               row; "CREATE" or "isDdl": true: no row.
+//	               canal-json.database.include, canal-json.table.include:
+//	               only events whose whole names match (RE2 syntax).
+//	maxwell-json   "insert": +I data; "update": -U data with "old"'s
+//	               members in its place, +U data; "delete": -D data.
+//
+// Other ops and types, a missing image and a malformed row are
+// *RecordErrors naming the member (after.price, data[1].id, old.name) and
+// the byte offset; the event adds no row. Their encoders are
+// ChangeEncoders writing Flink's events, an update as a delete and an
+// insert: {"before":null,"after":row,"op":"c"} and {"before":row,
+// "after":null,"op":"d"}; {"data":[row],"type":"INSERT"|"DELETE"};
+// {"data":row,"type":"insert"|"delete"}.
 package format
