@@ -8,6 +8,13 @@ import (
 	icebergsink "github.com/weirflow/weir/sinks/iceberg"
 )
 
+// icebergTablePropertyPrefixes are the namespaces of Iceberg's table
+// properties: options under them (and 'format-version') that are not the
+// connector's own become table properties of a table the sink creates,
+// as Flink's Iceberg connector passes its options to the table it
+// creates. Other unknown options stay errors.
+var icebergTablePropertyPrefixes = []string{"write.", "read.", "commit.", "history.", "gc.", "format.", "schema.", "snapshot.", "manifest.", "compatibility.", "engine."}
+
 // icebergSink reads the Iceberg connector's options (docs/iceberg.md).
 func icebergSink(ctx context.Context, s sinkSpec) (arrowflow.Sink, error) {
 	o := s.opts
@@ -47,6 +54,9 @@ func icebergSink(ctx context.Context, s sinkSpec) (arrowflow.Sink, error) {
 	if io.TargetFileSize, err = o.integer("write.target-file-size-bytes", 0); err != nil {
 		return nil, err
 	}
+	if v, ok := o.get("format-version"); ok && v != "1" && v != "2" && v != "3" {
+		return nil, o.errorf("format-version", "%q: want 1, 2 or 3", v)
+	}
 	upsert, err := o.boolean("write.upsert.enabled", false)
 	if err != nil {
 		return nil, err
@@ -55,7 +65,21 @@ func icebergSink(ctx context.Context, s sinkSpec) (arrowflow.Sink, error) {
 		if len(s.primaryKey) == 0 {
 			return nil, o.errorf("write.upsert.enabled", "upserts need a PRIMARY KEY (...) NOT ENFORCED on the table")
 		}
+		if v, ok := o.get("format-version"); ok && v == "1" {
+			return nil, o.errorf("format-version", "upserts need format version 2 or later (equality deletes)")
+		}
 		io.UpsertKeys = s.primaryKey
+	}
+	// Table properties of a created table: Iceberg's namespaces, the
+	// connector options among them included (as Flink).
+	io.Properties = map[string]string{}
+	for _, p := range icebergTablePropertyPrefixes {
+		for k, v := range o.withPrefix(p, false) {
+			io.Properties[k] = v
+		}
+	}
+	if v, ok := o.get("format-version"); ok {
+		io.Properties["format-version"] = v
 	}
 	sink, err := icebergsink.New(ctx, io, s.schema)
 	if err != nil {

@@ -60,7 +60,12 @@ type Options struct {
 	// "hour(col)", "bucket(N, col)", "truncate(W, col)". An existing
 	// table keeps its spec.
 	PartitionBy []string
-	// Properties are table properties of a table the sink creates.
+	// Properties are table properties of a table the sink creates, over
+	// weir's defaults ('format-version' = '2',
+	// 'write.parquet.compression-codec' = 'zstd',
+	// 'commit.manifest-merge.enabled' = 'true'). An existing table keeps
+	// its own, except that in upsert mode 'format-version' = '2' upgrades
+	// a version 1 table (which is refused otherwise).
 	Properties map[string]string
 	// SchemaEvolution lets the sink add stream columns an existing table
 	// lacks, as optional columns ('write.schema-evolution.enabled').
@@ -70,11 +75,13 @@ type Options struct {
 	TargetFileSize int64
 	// UpsertKeys turns on upsert mode ('write.upsert.enabled' with the
 	// table's PRIMARY KEY): each row replaces the table's row with the
-	// same values in these columns, through equality deletes. The input
-	// must be keyed by them (each key's rows reach one subtask), the key
-	// columns must be non-nullable, and a partitioned table should be
-	// partitioned by key columns only (a delete applies within its
-	// partition). An epoch's rows are buffered until its pre-commit.
+	// same values in these columns, through equality deletes; a
+	// changelog's row kinds apply (see upsert.go: retractions delete). The
+	// input must be keyed by them (each key's rows reach one subtask), the
+	// key columns must be non-nullable, a partitioned table must be
+	// partitioned by key columns only (as Flink requires), and the table
+	// must be format version 2 or later. An epoch's changes are folded
+	// per key until its pre-commit.
 	UpsertKeys []string
 	// CommitRetries bounds the commits retried after conflicts with other
 	// writers (beyond iceberg-go's own retries), with exponential backoff

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -116,6 +117,12 @@ func openTable(ctx context.Context, cat catalog.Catalog, ident table.Identifier,
 		for k, v := range o.Properties {
 			props[k] = v
 		}
+		if err := checkNewTable(name, props, o); err != nil {
+			return nil, err
+		}
+		if err := checkUpsertSpec(name, want, spec, o); err != nil {
+			return nil, err
+		}
 		tbl, err = cat.CreateTable(ctx, ident, want, catalog.WithPartitionSpec(spec), catalog.WithProperties(props))
 		if errors.Is(err, catalog.ErrTableAlreadyExists) { // created by someone else meanwhile
 			tbl, err = cat.LoadTable(ctx, ident)
@@ -127,6 +134,18 @@ func openTable(ctx context.Context, cat catalog.Catalog, ident table.Identifier,
 	}
 	if err != nil {
 		return nil, fmt.Errorf("iceberg: load table %s: %w", name, err)
+	}
+	if f := tbl.Properties().Get(table.WriteFormatDefaultKey, "parquet"); !strings.EqualFold(f, "parquet") {
+		return nil, fmt.Errorf("iceberg: table %s writes %s data files ('%s'); weir writes Parquet only", name, f, table.WriteFormatDefaultKey)
+	}
+	if len(o.UpsertKeys) > 0 {
+		spec := tbl.Spec()
+		if err := checkUpsertSpec(name, tbl.Schema(), &spec, o); err != nil {
+			return nil, err
+		}
+		if tbl, err = upgradeForUpserts(ctx, cat, ident, tbl, o); err != nil {
+			return nil, err
+		}
 	}
 	missing, err := checkSchema(tbl.Schema(), want, name)
 	if err != nil {
@@ -258,4 +277,78 @@ func structSchema(f iceberg.NestedField) *iceberg.Schema {
 		return iceberg.NewSchema(0)
 	}
 	return iceberg.NewSchema(0, st.FieldList...)
+}
+
+// checkNewTable checks the properties of a table the sink creates: its
+// format version (an upsert table needs 2 or later: equality deletes) and
+// data file format (Parquet).
+func checkNewTable(name string, props iceberg.Properties, o Options) error {
+	v, err := strconv.Atoi(props["format-version"])
+	if err != nil || v < 1 {
+		return fmt.Errorf("iceberg: table %s: 'format-version' = %q: want 1, 2 or 3", name, props["format-version"])
+	}
+	if len(o.UpsertKeys) > 0 && v < 2 {
+		return fmt.Errorf("iceberg: table %s: upserts need format version 2 or later (equality deletes), and 'format-version' is %d", name, v)
+	}
+	if f := props.Get(table.WriteFormatDefaultKey, "parquet"); !strings.EqualFold(f, "parquet") {
+		return fmt.Errorf("iceberg: table %s: '%s' = %q: weir writes Parquet data files only", name, table.WriteFormatDefaultKey, f)
+	}
+	return nil
+}
+
+// checkUpsertSpec refuses, as Flink does, an upsert table partitioned by
+// a column that is not an upsert key: an upsert (a row without its
+// retraction) of a key whose committed row is in another partition would
+// delete in the wrong partition and leave the key twice.
+func checkUpsertSpec(name string, sc *iceberg.Schema, spec *iceberg.PartitionSpec, o Options) error {
+	if len(o.UpsertKeys) == 0 {
+		return nil
+	}
+	for _, pf := range spec.Fields() {
+		for _, src := range pf.SourceIDs {
+			f, ok := sc.FindFieldByID(src)
+			if !ok {
+				continue
+			}
+			if !slices.Contains(o.UpsertKeys, f.Name) {
+				return fmt.Errorf("iceberg: table %s: in upsert mode every partition column must be an upsert key (PRIMARY KEY) column, and partition %s is on %s (keys %s)",
+					name, pf.Name, f.Name, strings.Join(o.UpsertKeys, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+// upgradeForUpserts returns an existing table ready for upserts: format
+// version 2 or later. A version 1 table is upgraded when the options ask
+// for 'format-version' = '2' (as Flink's ALTER TABLE ... SET does), and
+// refused otherwise.
+func upgradeForUpserts(ctx context.Context, cat catalog.Catalog, ident table.Identifier, tbl *table.Table, o Options) (*table.Table, error) {
+	name := strings.Join(ident, ".")
+	if tbl.Metadata().Version() >= 2 {
+		return tbl, nil
+	}
+	want, _ := strconv.Atoi(o.Properties["format-version"])
+	if want < 2 {
+		return nil, fmt.Errorf("iceberg: table %s is format version %d; upserts need version 2 (equality deletes): set 'format-version' = '2' to upgrade it (readers must support version 2)", name, tbl.Metadata().Version())
+	}
+	for attempt := 0; ; attempt++ {
+		tx := tbl.NewTransaction()
+		err := tx.UpgradeFormatVersion(want)
+		if err == nil {
+			var up *table.Table
+			if up, err = tx.Commit(ctx); err == nil {
+				return up, nil
+			}
+		}
+		if !isConflict(err) || attempt == 5 {
+			return nil, fmt.Errorf("iceberg: upgrade table %s to format version %d: %w", name, want, err)
+		}
+		if tbl, err = cat.LoadTable(ctx, ident); err != nil {
+			return nil, fmt.Errorf("iceberg: load table %s: %w", name, err)
+		}
+		if tbl.Metadata().Version() >= 2 {
+			return tbl, nil
+		}
+	}
 }
