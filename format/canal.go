@@ -74,7 +74,7 @@ func (c *changeBuilder) canal() error {
 	typ, typeAt := canalNone, -1
 	dbAt, tableAt := -1, -1
 	dbOK, tableOK := c.d.database == nil, c.d.table == nil
-	m := members{c: c, s: s}
+	m := members{c: c, s: s, rec: true}
 	for {
 		key, keyAt, more, err := m.next()
 		if err != nil {

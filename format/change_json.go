@@ -37,8 +37,13 @@ const (
 type changeJSONDecoder struct {
 	name   string
 	flavor changeFlavor
-	schema *arrow.Schema
+	schema *arrow.Schema // phys, then the metadata columns
+	phys   *arrow.Schema // the rows' columns
 	opts   jsonOptions
+	// meta are the metadata columns (see WithMetadata), read from the
+	// envelope's members.
+	meta    []metaCol
+	members []metaMember
 	// debezium-json.schema-include: the envelope is the "payload" of
 	// {"schema": ..., "payload": ...}.
 	schemaInclude bool
@@ -59,7 +64,7 @@ func newChangeJSONDecoder(cfg Config, flavor changeFlavor, opts jsonOptions) (*c
 	if _, err := compileJSONRoot(cols, opts); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Name, err)
 	}
-	return &changeJSONDecoder{name: cfg.Name, flavor: flavor, schema: cfg.Schema, opts: opts}, nil
+	return &changeJSONDecoder{name: cfg.Name, flavor: flavor, schema: cfg.Schema, phys: cfg.Schema, opts: opts}, nil
 }
 
 // Schema implements Decoder.
@@ -77,11 +82,16 @@ func (d *changeJSONDecoder) NewChangeBuilder(mem memory.Allocator) ChangeBatchBu
 	if err != nil {
 		panic("BUG: " + d.name + ": schema validated by newChangeJSONDecoder: " + err.Error())
 	}
-	root, err := compileJSONRoot(cols, d.opts)
+	nphys := d.phys.NumFields()
+	body, err := compileJSONStruct(nil, d.phys.Fields(), cols.cols[:nphys], "", d.opts)
 	if err != nil {
 		panic("BUG: " + d.name + ": schema validated by newChangeJSONDecoder: " + err.Error())
 	}
-	return &changeBuilder{batchBuilder: batchBuilder{format: d.name, mem: mem, cols: cols}, d: d, body: root.body}
+	c := &changeBuilder{batchBuilder: batchBuilder{format: d.name, mem: mem, cols: cols}, d: d, body: body}
+	if err := c.compileMeta(); err != nil {
+		panic("BUG: " + d.name + ": metadata columns: " + err.Error())
+	}
+	return c
 }
 
 // span is the bytes [start, end) of a JSON value in the event; start < 0
@@ -124,6 +134,10 @@ type changeBuilder struct {
 	ms          jsonScanner
 	segs        []mergeSeg
 	oldF, dataF []span
+	// The metadata columns' readers, and per event the spans of the
+	// members they read.
+	meta     []metaReader
+	memberAt []span
 }
 
 var _ ChangeBatchBuilder = (*changeBuilder)(nil)
@@ -143,6 +157,9 @@ func (c *changeBuilder) AppendChange(value []byte) (int, error) {
 	s := &c.s
 	s.buf, s.pos = value, 0
 	c.eager = c.eager[:0]
+	for i := range c.memberAt {
+		c.memberAt[i] = noSpan
+	}
 	var err error
 	switch c.d.flavor {
 	case flavorDebezium:
@@ -151,6 +168,9 @@ func (c *changeBuilder) AppendChange(value []byte) (int, error) {
 		err = c.canal()
 	case flavorMaxwell:
 		err = c.maxwell()
+	}
+	if err == nil && len(c.meta) > 0 {
+		err = c.appendMeta()
 	}
 	s.buf = nil
 	c.ms.buf = nil
@@ -277,11 +297,17 @@ func (c *changeBuilder) settle(merge func(im image) error) error {
 }
 
 // members walks the members of the object at the scanner's position.
+// With rec, it records the spans of the members metadata is read from
+// (payload says whether the object is Debezium's payload).
 type members struct {
 	c       *changeBuilder
 	s       *jsonScanner
 	path    string
 	started bool
+	rec     bool
+	payload bool
+	slot    int // 1 + the metadata slot of the current member, or 0
+	vstart  int
 }
 
 // next moves to the next member's value and returns its key (valid until
@@ -289,6 +315,10 @@ type members struct {
 // after the closing brace.
 func (m *members) next() (key []byte, keyAt int, more bool, err error) {
 	s := m.s
+	if m.slot > 0 {
+		m.c.memberAt[m.slot-1] = span{m.vstart, s.pos}
+		m.slot = 0
+	}
 	if !m.started {
 		m.started = true
 		if s.peek() != '{' {
@@ -326,6 +356,9 @@ func (m *members) next() (key []byte, keyAt int, more bool, err error) {
 	}
 	s.pos++
 	s.ws()
+	if m.rec && len(m.c.memberAt) > 0 {
+		m.slot, m.vstart = m.c.metaSlot(m.payload, key), s.pos
+	}
 	return key, keyAt, true, nil
 }
 

@@ -43,7 +43,7 @@ func (c *changeBuilder) debezium() error {
 		}
 		return c.end()
 	}
-	m := members{c: c, s: s}
+	m := members{c: c, s: s, rec: true}
 	found := false
 	for {
 		key, keyAt, more, err := m.next()
@@ -87,7 +87,7 @@ func (c *changeBuilder) debeziumPayload(path string) error {
 	var hasBefore, hasAfter, afterDecoded, sawPayload bool
 	op, opAt := byte(0), -1
 	beforeName, afterName, opName := join(path, "before"), join(path, "after"), join(path, "op")
-	m := members{c: c, s: s, path: path}
+	m := members{c: c, s: s, path: path, rec: true, payload: c.d.schemaInclude}
 	for {
 		key, keyAt, more, err := m.next()
 		if err != nil {

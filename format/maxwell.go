@@ -47,7 +47,7 @@ func (c *changeBuilder) maxwell() error {
 	data, old := noSpan, noSpan
 	var hasData, hasOld bool
 	typ, typeAt := maxwellNone, -1
-	m := members{c: c, s: s}
+	m := members{c: c, s: s, rec: true}
 	for {
 		key, keyAt, more, err := m.next()
 		if err != nil {
