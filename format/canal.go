@@ -94,9 +94,11 @@ func (c *changeBuilder) canal() error {
 				return c.errf(k, keyAt, "duplicate field")
 			}
 			*has = true
-			// The rows of an insert or delete are decoded on the spot
-			// (the type usually comes after them).
-			decode := isData && !filtered && (typ == canalNone || typ == canalInsert || typ == canalDelete)
+			// The rows of an insert or delete are decoded on the spot.
+			// The type usually comes after them: unknown yet, it is
+			// guessed to be the previous event's (an update's rows
+			// are decoded after its old rows, in another order).
+			decode := isData && !filtered && (typ == canalInsert || typ == canalDelete || typ == canalNone && !c.lastUpdate)
 			if *null, err = c.canalRows(k, spans, decode); err != nil {
 				return err
 			}
@@ -171,6 +173,7 @@ func (c *changeBuilder) canal() error {
 	if c.d.table != nil && tableAt < 0 {
 		return c.errf("table", -1, `no "table" field, which canal-json.table.include needs`)
 	}
+	c.lastUpdate = typ == canalUpdate
 	if !dbOK || !tableOK || isDdl || typ == canalCreate {
 		c.cut()
 		return nil

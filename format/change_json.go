@@ -127,8 +127,10 @@ type changeBuilder struct {
 	// eager lists the images decoded on the spot in this event, in order.
 	eager []image
 	want  []image
-	// Canal's "data" and "old" elements.
-	data, old []span
+	// Canal's "data" and "old" elements; lastUpdate: the last event
+	// was an update.
+	data, old  []span
+	lastUpdate bool
 	// Merging an update's old values over its new row.
 	merged      []byte
 	ms          jsonScanner
