@@ -3,7 +3,6 @@ package sql
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -31,9 +30,7 @@ func runJob(t *testing.T, job *Job) {
 	if err := j.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if os.Getenv("WEIR_TEST_SKIP_LEAK_CHECK") == "" {
-		mem.AssertSize(t, 0)
-	}
+	mem.AssertSize(t, 0)
 }
 
 // icebergRows reads the table db.name of the SQLite catalog in warehouse
@@ -82,9 +79,6 @@ func icebergRows(t *testing.T, warehouse, name string) []string {
 // 12 rows). The key column is nullable in the DDL: as in Flink, PRIMARY KEY
 // columns are NOT NULL implicitly.
 func TestUpsertSinkIsKeyedByThePrimaryKey(t *testing.T) {
-	// The upsert writer leaks a gathered buffer at pre-commit (being
-	// rewritten in this change); the check comes back with it.
-	t.Setenv("WEIR_TEST_SKIP_LEAK_CHECK", "1")
 	for _, par := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("p%d", par), func(t *testing.T) {
 			wh := filepath.Join(t.TempDir(), "wh")
