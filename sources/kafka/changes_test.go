@@ -238,3 +238,66 @@ func TestChangeDecoderRows(t *testing.T) {
 		t.Errorf("Stats.Records = %d, want %d rows", st.Records, n)
 	}
 }
+
+// debezium-json events (package format's ChangeDecoder) through the
+// source: c and r are +I, u is -U then +U, d is -D, in offset order, each
+// row with its record's offset.
+func TestDebeziumJSONRows(t *testing.T) {
+	c := newCluster(t, 1)
+	const topic = "dbz"
+	c.createTopic(topic, 1)
+	img := func(id, ts int64) string { return fmt.Sprintf(`{"id":%d,"ts":%d,"text":"v%d"}`, id, ts, id) }
+	ts := t0.UnixMilli()
+	events := []struct {
+		value string
+		rows  []string
+	}{
+		{`{"before":null,"after":` + img(1, ts) + `,"op":"c"}`, []string{rowOf(arrowflow.Insert, 1, ts)}},
+		{`{"before":null,"after":` + img(2, ts+1) + `,"op":"r"}`, []string{rowOf(arrowflow.Insert, 2, ts+1)}},
+		{`{"before":` + img(1, ts) + `,"after":` + img(3, ts+2) + `,"op":"u"}`, []string{rowOf(arrowflow.UpdateBefore, 1, ts), rowOf(arrowflow.UpdateAfter, 3, ts+2)}},
+		{`{"before":` + img(2, ts+1) + `,"after":null,"op":"d"}`, []string{rowOf(arrowflow.Delete, 2, ts+1)}},
+	}
+	var recs []*kgo.Record
+	var want []string
+	for i, e := range events {
+		recs = append(recs, &kgo.Record{Topic: topic, Value: []byte(e.value)})
+		for _, r := range e.rows {
+			want = append(want, fmt.Sprintf("%s|%d", r, i))
+		}
+	}
+	recs = append(recs, &kgo.Record{Topic: topic}) // debezium's tombstone after a delete: skipped
+	c.produce(c.producer(), recs...)
+	dec, err := format.NewDecoder(context.Background(), format.Config{Name: format.DebeziumJSON, Schema: testSchema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := dec.(format.ChangeDecoder); !ok {
+		t.Fatalf("the debezium-json decoder %T is not a format.ChangeDecoder", dec)
+	}
+	o := baseOptions(c, topic)
+	o.Decoder = dec
+	o.Metadata = []MetadataColumn{{Key: MetaOffset}}
+	o.BoundedMode = BoundedLatest
+	src := mustSource(t, o)
+	rd := openReader(t, src, newMem(t), 0, 1, splitStates(mustSplits(t, src)))
+	var got []string
+	for {
+		b, err := rd.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range b.NumRows() {
+			got = append(got, fmt.Sprintf("%s|%s", b.Kind(k), rowKey(b.RowValues(k))))
+		}
+		b.Release()
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if st := src.Stats(); st.Tombstones != 1 {
+		t.Errorf("tombstones %d, want 1", st.Tombstones)
+	}
+}

@@ -246,9 +246,36 @@ type Options struct {
 	// BoundedSpecificOffsets ('scan.bounded.specific-offsets').
 	BoundedOffsets map[Partition]int64
 
-	// Decoder decodes record values into the value columns ('format' and
-	// its options; see package format). Required.
+	// Decoder decodes record values into the value columns ('format' or
+	// 'value.format' and its options; see package format). Required. A
+	// format.ChangeDecoder (debezium-json, canal-json, ...) makes the
+	// source's batches a changelog: one record gives no row, one or
+	// several, each with its row kind (arrowflow.Batch.Kinds).
 	Decoder format.Decoder
+	// KeyDecoder, when set, decodes record keys into the key columns
+	// (Flink's 'key.format' over 'key.fields'): its schema's fields are
+	// the key columns as named in the key, without KeyFieldsPrefix. A
+	// record without a key (a null key) gives NULL key columns, except
+	// under Upsert, where it is a bad record.
+	KeyDecoder format.Decoder
+	// KeyFieldsPrefix is 'key.fields-prefix': a key column is named
+	// KeyFieldsPrefix + its name in the key.
+	KeyFieldsPrefix string
+	// Columns, with a KeyDecoder, are the physical columns in the
+	// table's order, each a key column (prefixed name) or a value
+	// column; nil means the value columns, then the key columns the
+	// value lacks. A column both in the key and in the value (Flink's
+	// 'value.fields-include' = 'ALL') takes the value's, and the key's
+	// in a row without a value (an upsert tombstone).
+	Columns []string
+	// Upsert reads the topic as Flink's upsert-kafka source does: a
+	// record with a value is an insert (+I) of the key's row, which
+	// replaces the key's previous row (the planner's changelog-normalize
+	// turns these upserts into a retract changelog); a tombstone (a null
+	// value) is a delete (-D) of the key, a row with the key columns set
+	// and the others NULL. It needs a KeyDecoder and a Decoder of rows
+	// (not a format.ChangeDecoder).
+	Upsert bool
 	// Metadata are columns of record metadata appended after the value
 	// columns (Flink's METADATA columns).
 	Metadata []MetadataColumn
@@ -344,6 +371,9 @@ func (o *Options) validate() error {
 	if o.Decoder == nil {
 		return fmt.Errorf("kafka source: 'format' (Options.Decoder) is required")
 	}
+	if err := o.validateKey(); err != nil {
+		return err
+	}
 	switch o.StartupMode {
 	case StartEarliest, StartLatest:
 	case StartGroupOffsets:
@@ -411,6 +441,28 @@ func checkOffsets(option string, offs map[Partition]int64, topics map[string]boo
 		if off < 0 || p.Partition < 0 {
 			return fmt.Errorf("kafka source: %q: partition %s offset %d: must not be negative", option, p, off)
 		}
+	}
+	return nil
+}
+
+// validateKey checks the key decoding options.
+func (o *Options) validateKey() error {
+	if o.KeyDecoder == nil {
+		switch {
+		case o.Upsert:
+			return fmt.Errorf("kafka source: upsert mode needs a key format ('key.format', Options.KeyDecoder)")
+		case o.Columns != nil:
+			return fmt.Errorf("kafka source: Options.Columns orders key and value columns; it needs a key format ('key.format', Options.KeyDecoder)")
+		case o.KeyFieldsPrefix != "":
+			return fmt.Errorf("kafka source: 'key.fields-prefix' needs a key format ('key.format', Options.KeyDecoder)")
+		}
+		return nil
+	}
+	if _, ok := o.KeyDecoder.(format.ChangeDecoder); ok {
+		return fmt.Errorf("kafka source: a key format decodes key columns; a change format (debezium-json, ...) goes in the value")
+	}
+	if _, ok := o.Decoder.(format.ChangeDecoder); ok && o.Upsert {
+		return fmt.Errorf("kafka source: upsert mode reads rows, a record being the key's latest row; a change format (debezium-json, ...) is not one (Flink refuses it too)")
 	}
 	return nil
 }

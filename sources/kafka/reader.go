@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/format"
@@ -42,6 +43,7 @@ type reader struct {
 	subtask int
 	par     int
 	cl      *kgo.Client
+	mem     memory.Allocator
 
 	splits []*split // ordered by partition
 	byTP   map[Partition]*split
@@ -55,6 +57,10 @@ type reader struct {
 	rowSplit []int32 // split index of each row of the batch being built
 	// queue holds polled records not taken yet: a batch is full.
 	queue []chunk
+	// keys is the key side with a key decoder (nil without); pickIdx is
+	// scratch of assemble.
+	keys    *keyRows
+	pickIdx []int32
 	// ids are the split ids by split index, lastSplit the rowSplit of
 	// the last batch returned, activeIDs scratch for ActiveSplits (see
 	// arrowflow.SplitReporter).
@@ -93,6 +99,10 @@ func newReader(src *Source, info *arrowflow.TaskInfo, cl *kgo.Client) *reader {
 	} else {
 		rd.vb = src.opts.Decoder.NewBuilder(info.Allocator)
 	}
+	if kd := src.opts.KeyDecoder; kd != nil {
+		rd.keys = &keyRows{kb: kd.NewBuilder(info.Allocator)}
+	}
+	rd.mem = info.Allocator
 	for _, m := range src.opts.Metadata {
 		rd.metas = append(rd.metas, newMetaBuilder(info.Allocator, m.Key))
 	}
@@ -232,7 +242,7 @@ func (rd *reader) Next(ctx context.Context) (arrowflow.Batch, error) {
 		}
 		return arrowflow.Batch{}, nil
 	}
-	return rd.flush(), nil
+	return rd.flush()
 }
 
 // chunk is polled records of one partition not taken yet, in offset
@@ -318,9 +328,19 @@ func (rd *reader) takePartition(sp *split, recs []*kgo.Record, batchSize int) (i
 		}
 		if rec.Value == nil {
 			rd.src.stats.tombstones.Add(1)
-			continue
+			if !rd.src.opts.Upsert {
+				continue
+			}
 		}
-		rows, err := rd.appendValue(rec.Value)
+		var (
+			rows int
+			err  error
+		)
+		if rd.keys != nil {
+			rows, err = rd.takeKeyed(rec)
+		} else {
+			rows, err = rd.appendValue(rec.Value)
+		}
 		if err != nil {
 			if err := rd.reject(rec, err); err != nil {
 				return i + 1, err
@@ -398,7 +418,7 @@ func (rd *reader) reject(rec *kgo.Record, reason error) error {
 }
 
 // flush turns the rows taken into a batch and feeds the watermarks.
-func (rd *reader) flush() arrowflow.Batch {
+func (rd *reader) flush() (arrowflow.Batch, error) {
 	n := len(rd.rowSplit)
 	var (
 		vals  arrow.RecordBatch
@@ -409,25 +429,42 @@ func (rd *reader) flush() arrowflow.Batch {
 	} else {
 		vals = rd.vb.NewRecord()
 	}
-	if kinds != nil && len(kinds) != n {
-		panic(fmt.Sprintf("BUG: kafka source: change decoder built %d row kinds, %d rows accepted", len(kinds), n))
-	}
-	if int(vals.NumRows()) != n {
-		panic(fmt.Sprintf("BUG: kafka source: decoder built %d rows, %d accepted", vals.NumRows(), n))
-	}
+	defer vals.Release()
 	nv := rd.src.nValue
-	for i := 0; i < nv; i++ {
-		rd.arrs[i] = vals.Column(i)
+	if rd.keys != nil {
+		keys := rd.keys.kb.NewRecord()
+		if kinds != nil && len(kinds) != int(vals.NumRows()) || len(rd.keys.kIdx) != n {
+			keys.Release()
+			panic(fmt.Sprintf("BUG: kafka source: %d rows accepted, %d assembled, %d row kinds of %d value rows", n, len(rd.keys.kIdx), len(kinds), vals.NumRows()))
+		}
+		var err error
+		kinds, err = rd.assemble(rd.mem, keys, vals, kinds, n)
+		keys.Release()
+		if err != nil {
+			rd.rowSplit = rd.rowSplit[:0]
+			for _, m := range rd.metas {
+				m.newArray().Release()
+			}
+			return arrowflow.Batch{}, err
+		}
+	} else {
+		if int(vals.NumRows()) != n {
+			panic(fmt.Sprintf("BUG: kafka source: decoder built %d rows, %d accepted", vals.NumRows(), n))
+		}
+		if kinds != nil && len(kinds) != n {
+			panic(fmt.Sprintf("BUG: kafka source: change decoder built %d row kinds, %d rows accepted", len(kinds), n))
+		}
+		for i := 0; i < nv; i++ {
+			rd.arrs[i] = vals.Column(i)
+			rd.arrs[i].Retain()
+		}
 	}
 	for i, m := range rd.metas {
 		rd.arrs[nv+i] = m.newArray()
 	}
 	rec := array.NewRecordBatch(rd.src.schema, rd.arrs, int64(n))
-	vals.Release()
 	for i := range rd.arrs {
-		if i >= nv {
-			rd.arrs[i].Release()
-		}
+		rd.arrs[i].Release()
 		rd.arrs[i] = nil
 	}
 	if rd.wm != nil {
@@ -435,10 +472,10 @@ func (rd *reader) flush() arrowflow.Batch {
 	}
 	rd.lastSplit, rd.rowSplit = rd.rowSplit, rd.lastSplit[:0]
 	rd.src.stats.records.Add(int64(n))
-	if rd.cb != nil {
-		return arrowflow.NewChangeBatch(rec, kinds)
+	if kinds != nil || rd.cb != nil || rd.src.opts.Upsert {
+		return arrowflow.NewChangeBatch(rec, kinds), nil
 	}
-	return arrowflow.NewBatch(rec)
+	return arrowflow.NewBatch(rec), nil
 }
 
 // observe feeds each split's largest event time in rec to the watermarks.
@@ -543,6 +580,9 @@ func (rd *reader) Close() error {
 		rd.dlq.close()
 	}
 	rd.vb.Release()
+	if rd.keys != nil {
+		rd.keys.kb.Release()
+	}
 	for _, m := range rd.metas {
 		m.release()
 	}

@@ -29,8 +29,12 @@ const requestTimeout = 30 * time.Second
 type Source struct {
 	opts   Options // defaults applied
 	schema *arrow.Schema
-	// nValue is the number of value columns, before the metadata ones.
+	// nValue is the number of physical columns (the value's, or with a
+	// key decoder the key's and the value's), before the metadata ones.
 	nValue int
+	// cols says where each physical column comes from with a key
+	// decoder (nil without).
+	cols []colSource
 	// etCol is the index of the event-time column, -1 without one.
 	etCol  int
 	etUnit arrow.TimeUnit
@@ -84,7 +88,8 @@ type Stats struct {
 	// and were written cut, marked with HeaderTruncated.
 	DeadLetterTruncated int64
 	// Tombstones is the number of records with a null value, which are
-	// dropped as Flink's Kafka source drops them.
+	// dropped as Flink's Kafka source drops them, or under Upsert read as
+	// deletes of their key.
 	Tombstones int64
 	// Discovered is the number of partitions adopted while running.
 	Discovered int64
@@ -103,6 +108,14 @@ func NewSource(opts Options) (*Source, error) {
 	}
 	vs := o.Decoder.Schema()
 	fields := slices.Clone(vs.Fields())
+	var cols []colSource
+	if o.KeyDecoder != nil {
+		var err error
+		if fields, cols, err = keyedColumns(&o); err != nil {
+			return nil, err
+		}
+	}
+	nPhys := len(fields)
 	names := make(map[string]bool, len(fields))
 	for _, f := range fields {
 		names[f.Name] = true
@@ -119,7 +132,7 @@ func NewSource(opts Options) (*Source, error) {
 		fields = append(fields, f)
 	}
 	md := vs.Metadata()
-	s := &Source{opts: o, nValue: vs.NumFields(), etCol: -1, schema: arrow.NewSchema(fields, &md)}
+	s := &Source{opts: o, nValue: nPhys, cols: cols, etCol: -1, schema: arrow.NewSchema(fields, &md)}
 	secOpts, err := o.Security.Opts()
 	if err != nil {
 		return nil, fmt.Errorf("kafka source: %w", err)
