@@ -1,0 +1,226 @@
+package sql
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/internal/kafkatest"
+	"github.com/weirflow/weir/sinks/collect"
+)
+
+// cdcAccount is a row of the tests' source table accounts(id, owner,
+// balance).
+type cdcAccount struct {
+	ID      int64  `json:"id"`
+	Owner   string `json:"owner"`
+	Balance int64  `json:"balance"`
+}
+
+// cdcHistory makes n Debezium change events of a table of up to keys
+// accounts (inserts, updates, deletes, re-inserts of deleted keys, the
+// same key changing many times), each as a Kafka record keyed by the id
+// as Debezium keys them, and returns them with the table's final state.
+func cdcHistory(seed uint64, n, keys int) ([]*kgo.Record, map[int64]cdcAccount) {
+	rng := rand.New(rand.NewPCG(seed, 21))
+	cur := map[int64]cdcAccount{}
+	var recs []*kgo.Record
+	emit := func(id int64, op string, before, after *cdcAccount) {
+		ev := map[string]any{"before": before, "after": after, "op": op, "ts_ms": 1700000000000 + len(recs),
+			"source": map[string]any{"db": "bank", "table": "accounts"}}
+		v, err := json.Marshal(ev)
+		if err != nil {
+			panic(err)
+		}
+		recs = append(recs, &kgo.Record{Topic: "accounts", Key: fmt.Appendf(nil, `{"id":%d}`, id), Value: v})
+	}
+	for range n {
+		id := int64(rng.IntN(keys))
+		old, ok := cur[id]
+		switch {
+		case !ok:
+			a := cdcAccount{ID: id, Owner: fmt.Sprint("o", rng.IntN(5)), Balance: rng.Int64N(1000)}
+			op := "c"
+			if rng.IntN(10) == 0 {
+				op = "r" // a snapshot read
+			}
+			emit(id, op, nil, &a)
+			cur[id] = a
+		case rng.IntN(6) == 0:
+			emit(id, "d", &old, nil)
+			delete(cur, id)
+		default:
+			a := old
+			a.Balance += rng.Int64N(200) - 100
+			if rng.IntN(4) == 0 {
+				a.Owner = fmt.Sprint("o", rng.IntN(5))
+			}
+			emit(id, "u", &old, &a)
+			cur[id] = a
+		}
+	}
+	return recs, cur
+}
+
+// produceCDC writes recs (each dup times in a row, as Debezium repeats
+// events after a connector restart) into a broker of partitions
+// partitions, one key's events in one partition in order.
+func produceCDC(t *testing.T, partitions int, recs []*kgo.Record, dup int) *kafkatest.Broker {
+	t.Helper()
+	b := kafkatest.Start(t, "", partitions)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic("accounts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var all []*kgo.Record
+	for _, r := range recs {
+		for range dup {
+			c := *r
+			all = append(all, &c)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, int32(partitions), 1, nil, "accounts"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx, all...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	// One key's events in one partition (the default partitioner hashes
+	// the key), as the mirror's exactly-once argument needs.
+	parts := map[string]int32{}
+	for _, r := range all {
+		if p, ok := parts[string(r.Key)]; ok && p != r.Partition {
+			t.Fatalf("key %s in partitions %d and %d", r.Key, p, r.Partition)
+		}
+		parts[string(r.Key)] = r.Partition
+	}
+	return b
+}
+
+const cdcSourceDDL = `CREATE TABLE accounts (id BIGINT, owner STRING, balance BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH (
+  'connector' = 'kafka', 'topic' = 'accounts', 'properties.bootstrap.servers' = '%s',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
+  'format' = 'debezium-json');
+`
+
+// Debezium changes through a SQL job into an Iceberg upsert table at
+// parallelism 1, 2 and 4 (6 partitions: more splits than subtasks): the
+// table read by iceberg-go's scan equals the source table's final state.
+func TestDebeziumIntoIcebergUpsertTable(t *testing.T) {
+	recs, final := cdcHistory(1, 4000, 300)
+	b := produceCDC(t, 6, recs, 1)
+	var want []string
+	for _, a := range final {
+		want = append(want, fmt.Sprintf("%d | %s | %d", a.ID, a.Owner, a.Balance))
+	}
+	sort.Strings(want)
+	for _, par := range []int{1, 2, 4} {
+		t.Run(fmt.Sprintf("p%d", par), func(t *testing.T) {
+			wh := filepath.Join(t.TempDir(), "wh")
+			script := fmt.Sprintf(cdcSourceDDL, b.Addr()) + fmt.Sprintf(`
+CREATE TABLE mirror (id BIGINT, owner STRING, balance BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'iceberg',
+  'warehouse' = '%s', 'catalog-database' = 'db', 'format-version' = '2', 'write.upsert.enabled' = 'true');
+INSERT INTO mirror SELECT * FROM accounts;`, wh)
+			job, err := Compile(context.Background(), script, Options{Parallelism: par, ForceParallelism: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runJob(t, job)
+			got := icebergRows(t, wh, "mirror")
+			if !slices.Equal(got, want) {
+				t.Fatalf("the mirror differs from the source table: %s", cdcDiff(got, want))
+			}
+		})
+	}
+}
+
+// An aggregation over a CDC table whose events come twice: with SET
+// 'table.exec.source.cdc-events-duplicate' = 'true' a changelog-normalize
+// keyed by the PRIMARY KEY makes a repeated event change nothing, and the
+// sums equal the source table's; without it the sums count the
+// repetitions (Flink's behaviour too).
+func TestCDCEventsDuplicateNormalizes(t *testing.T) {
+	recs, final := cdcHistory(2, 3000, 150)
+	b := produceCDC(t, 4, recs, 2)
+	type agg struct{ sum, n int64 }
+	ref := map[string]agg{}
+	for _, a := range final {
+		g := ref[a.Owner]
+		g.sum += a.Balance
+		g.n++
+		ref[a.Owner] = g
+	}
+	var want []string
+	for o, g := range ref {
+		want = append(want, fmt.Sprintf("%s %d %d", o, g.sum, g.n))
+	}
+	sort.Strings(want)
+	for _, dedup := range []bool{true, false} {
+		for _, par := range []int{1, 2, 4} {
+			if !dedup && par != 2 {
+				continue
+			}
+			t.Run(fmt.Sprintf("dedup=%v/p%d", dedup, par), func(t *testing.T) {
+				script := fmt.Sprintf(cdcSourceDDL, b.Addr()) + `
+CREATE TABLE totals (owner STRING, total BIGINT, n BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO totals SELECT owner, SUM(balance), COUNT(*) FROM accounts GROUP BY owner;`
+				if dedup {
+					script = "SET 'table.exec.source.cdc-events-duplicate' = 'true';\n" + script
+				}
+				out := collect.New()
+				job, err := Compile(context.Background(), script, Options{Parallelism: par, ForceParallelism: true,
+					Sinks: map[string]arrowflow.Sink{"totals": out}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if dedup && !strings.Contains(job.Plan, "changelog-normalize keyed by id") {
+					t.Fatalf("plan without changelog-normalize:\n%s", job.Plan)
+				}
+				runJob(t, job)
+				rows, err := out.Table()
+				if dedup && err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, r := range rows {
+					got = append(got, fmt.Sprintf("%v %v %v", r[0], r[1], r[2]))
+				}
+				sort.Strings(got)
+				if dedup && !slices.Equal(got, want) {
+					t.Fatalf("sums over duplicated events: %s", cdcDiff(got, want))
+				}
+				if !dedup && err == nil && slices.Equal(got, want) {
+					t.Fatal("without cdc-events-duplicate the repeated events should have counted twice")
+				}
+			})
+		}
+	}
+}
+
+func cdcDiff(got, want []string) string {
+	var missing, extra []string
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			missing = append(missing, w)
+		}
+	}
+	for _, g := range got {
+		if !slices.Contains(want, g) {
+			extra = append(extra, g)
+		}
+	}
+	return fmt.Sprintf("%d rows, want %d; missing %v; extra %v", len(got), len(want), missing[:min(len(missing), 10)], extra[:min(len(extra), 10)])
+}
