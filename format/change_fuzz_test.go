@@ -55,12 +55,90 @@ func debeziumReference(value []byte) (imgs [][]byte, kinds []arrowflow.RowKind, 
 	return nil, nil, false
 }
 
+// overlay returns the object data with the members of old in place.
+func overlay(data, old json.RawMessage) ([]byte, bool) {
+	var d, o map[string]json.RawMessage
+	if json.Unmarshal(data, &d) != nil || d == nil || json.Unmarshal(old, &o) != nil || o == nil {
+		return nil, false
+	}
+	for k, v := range o {
+		d[k] = v
+	}
+	b, err := json.Marshal(d)
+	return b, err == nil
+}
+
+// canalMaxwellReference reads a canal-json (canal) or maxwell-json event
+// with encoding/json, as debeziumReference.
+func canalMaxwellReference(value []byte, canal bool) (imgs [][]byte, kinds []arrowflow.RowKind, ok bool) {
+	if len(value) == 0 {
+		return nil, nil, true
+	}
+	// A map, not a struct: encoding/json matches struct fields
+	// regardless of case.
+	var top map[string]json.RawMessage
+	if json.Unmarshal(value, &top) != nil || top == nil {
+		return nil, nil, false
+	}
+	var ev struct {
+		Data, Old json.RawMessage
+		Type      *string
+		IsDdl     *bool
+	}
+	ev.Data, ev.Old = top["data"], top["old"]
+	if json.Unmarshal(top["type"], &ev.Type) != nil || ev.Type == nil {
+		return nil, nil, false
+	}
+	if v, ok := top["isDdl"]; ok && json.Unmarshal(v, &ev.IsDdl) != nil {
+		return nil, nil, false
+	}
+	typ := *ev.Type
+	var data, old []json.RawMessage
+	if canal {
+		if ev.IsDdl != nil && *ev.IsDdl || typ == "CREATE" {
+			return nil, nil, true
+		}
+		if json.Unmarshal(ev.Data, &data) != nil || data == nil {
+			return nil, nil, false
+		}
+		if typ == "UPDATE" && (json.Unmarshal(ev.Old, &old) != nil || len(old) < len(data)) {
+			return nil, nil, false
+		}
+		typ = map[string]string{"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}[typ]
+	} else {
+		data, old = []json.RawMessage{ev.Data}, []json.RawMessage{ev.Old}
+	}
+	for i, d := range data {
+		if len(d) == 0 || string(d) == "null" {
+			return nil, nil, false
+		}
+		switch typ {
+		case "insert", "delete":
+			k := arrowflow.Insert
+			if typ == "delete" {
+				k = arrowflow.Delete
+			}
+			imgs, kinds = append(imgs, d), append(kinds, k)
+		case "update":
+			before, ok := overlay(d, old[i])
+			if !ok {
+				return nil, nil, false
+			}
+			imgs = append(imgs, before, d)
+			kinds = append(kinds, arrowflow.UpdateBefore, arrowflow.UpdateAfter)
+		default:
+			return nil, nil, false
+		}
+	}
+	return imgs, kinds, true
+}
+
 // FuzzChangeJSON feeds arbitrary values to the three change decoders (with
 // metadata columns): a rejected value adds no row, an accepted one adds
-// the rows it reports, and the batch stays valid. debezium-json is also
-// checked against a reference reading the envelope with encoding/json and
-// the images with the json decoder: an event the decoder accepts gives
-// the reference's rows and kinds.
+// the rows it reports, and the batch stays valid. Each is also checked
+// against a reference reading the envelope with encoding/json and the
+// images with the json decoder: an event the decoder accepts gives the
+// reference's rows and kinds.
 func FuzzChangeJSON(f *testing.F) {
 	for _, s := range []string{
 		`{"before":null,"after":{"id":1,"name":"a"},"op":"c"}`,
@@ -94,7 +172,15 @@ func FuzzChangeJSON(f *testing.F) {
 		builders = append(builders, d.NewChangeBuilder(memory.DefaultAllocator))
 		names = append(names, c.name)
 	}
-	plain := mustChangeDecoder(f, Config{Name: DebeziumJSON, Schema: productsSchema}).NewChangeBuilder(memory.DefaultAllocator)
+	refs := []func([]byte) ([][]byte, []arrowflow.RowKind, bool){
+		debeziumReference,
+		func(v []byte) ([][]byte, []arrowflow.RowKind, bool) { return canalMaxwellReference(v, true) },
+		func(v []byte) ([][]byte, []arrowflow.RowKind, bool) { return canalMaxwellReference(v, false) },
+	}
+	var plains []ChangeBatchBuilder
+	for _, name := range names {
+		plains = append(plains, mustChangeDecoder(f, Config{Name: name, Schema: productsSchema}).NewChangeBuilder(memory.DefaultAllocator))
+	}
 	rows := mustDecoder(f, Config{Name: "json", Schema: productsSchema}).NewBuilder(memory.DefaultAllocator)
 	f.Fuzz(func(t *testing.T, value []byte) {
 		for i, b := range builders {
@@ -114,27 +200,29 @@ func FuzzChangeJSON(f *testing.F) {
 			rec.Release()
 		}
 
-		n, err := plain.AppendChange(value)
-		got, gotKinds := plain.NewChangeRecord()
-		defer got.Release()
-		if err != nil {
-			return
-		}
-		imgs, kinds, ok := debeziumReference(value)
-		if !ok {
-			t.Fatalf("accepted %q (%d rows), which the reference rejects", value, n)
-		}
-		for _, img := range imgs {
-			if err := rows.Append(img); err != nil {
-				t.Fatalf("accepted %q; the json decoder rejects the image %s: %v", value, img, err)
+		for i, plain := range plains {
+			n, err := plain.AppendChange(value)
+			got, gotKinds := plain.NewChangeRecord()
+			defer got.Release()
+			if err != nil {
+				continue
 			}
+			imgs, kinds, ok := refs[i](value)
+			if !ok {
+				t.Fatalf("%s accepted %q (%d rows), which the reference rejects", names[i], value, n)
+			}
+			for _, img := range imgs {
+				if err := rows.Append(img); err != nil {
+					t.Fatalf("%s accepted %q; the json decoder rejects the image %s: %v", names[i], value, img, err)
+				}
+			}
+			want := rows.NewRecord()
+			defer want.Release()
+			if fmtKinds(kinds) != fmtKinds(gotKinds) {
+				t.Fatalf("%s %q: kinds %v, want %v", names[i], value, gotKinds, kinds)
+			}
+			diffRows(t, rowsOf(want), rowsOf(got))
 		}
-		want := rows.NewRecord()
-		defer want.Release()
-		if fmtKinds(kinds) != fmtKinds(gotKinds) {
-			t.Fatalf("%q: kinds %v, want %v", value, gotKinds, kinds)
-		}
-		diffRows(t, rowsOf(want), rowsOf(got))
 	})
 }
 
