@@ -339,8 +339,8 @@ func TestDebeziumJSONExactBytes(t *testing.T) {
 	}
 }
 
-// Options: Flink's are taken or refused with a reason; unknown ones are
-// named; debezium-json has no decoder yet.
+// Options: Flink's are taken or refused with a reason (schema-include for
+// writing, as Flink's serializer refuses it); unknown ones are named.
 func TestDebeziumJSONOptions(t *testing.T) {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Millisecond}}}, nil)
 	for _, c := range []struct {
