@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	mrand "math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -37,6 +38,11 @@ import (
 // epoch) wins the race: each attempt works on the table as the catalog
 // has it then.
 const tableCommitAttempts = 5
+
+// compactRecommits bounds the commits of one written compaction that
+// `weir table compact` tries again after concurrent commits that leave
+// it valid (appends, equality deletes).
+const compactRecommits = 50
 
 // tableTarget is the table a `weir table` subcommand works on: an Iceberg
 // table in a catalog (--table) or a Parquet sink folder (--path).
@@ -942,7 +948,13 @@ func compactIceberg(ctx context.Context, out io.Writer, it *catalogTable, o comp
 			}
 		}
 	}()
-	for attempt := 1; ; attempt++ {
+	// A rewrite is planned and written at most tableCommitAttempts times;
+	// once written, it is committed again (on the table as it is then)
+	// after each concurrent commit that leaves it valid, up to
+	// compactRecommits times: a job committing an epoch every few seconds
+	// beats a slow rewrite's first commit often, and its next one seldom.
+	attempt, recommits := 1, 0
+	for {
 		if w == nil {
 			var err error
 			if w, err = planAndRewrite(ctx, out, it, o); err != nil || w == nil {
@@ -966,10 +978,8 @@ func compactIceberg(ctx context.Context, out io.Writer, it *catalogTable, o comp
 			w = nil
 			return fmt.Errorf("%s: commit: %w", it.where, err)
 		}
-		if attempt == tableCommitAttempts {
-			return fmt.Errorf("%s: gave up after %d attempts, each beaten by a concurrent commit: %w", it.where, attempt, err)
-		}
-		if err := sleepCtx(ctx, time.Duration(attempt)*100*time.Millisecond); err != nil {
+		// A short random wait: writers committing in step keep colliding.
+		if err := sleepCtx(ctx, time.Duration(2+mrand.IntN(10*min(recommits+1, 10)))*time.Millisecond); err != nil {
 			return err
 		}
 		if err := it.reload(ctx); err != nil {
@@ -979,11 +989,19 @@ func compactIceberg(ctx context.Context, out io.Writer, it *catalogTable, o comp
 		if err != nil {
 			return fmt.Errorf("%s: %w", it.where, err)
 		}
-		if ok {
-			fmt.Fprintf(out, "a concurrent commit changed the table, not the files rewritten: committing again (attempt %d of %d)\n", attempt+1, tableCommitAttempts)
+		if ok && recommits < compactRecommits {
+			recommits++
+			fmt.Fprintf(out, "a concurrent commit changed the table, not the files rewritten: committing again (%d of %d)\n", recommits, compactRecommits)
 			continue
 		}
-		fmt.Fprintf(out, "a concurrent commit changed the files rewritten: deleting the new files, rewriting again (attempt %d of %d)\n", attempt+1, tableCommitAttempts)
+		if attempt == tableCommitAttempts {
+			return fmt.Errorf("%s: gave up after %d rewrites and %d commits again, each beaten by a concurrent commit: %w", it.where, attempt, recommits, err)
+		}
+		attempt++
+		if err := sleepCtx(ctx, time.Duration(attempt-1)*100*time.Millisecond); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "a concurrent commit changed the files rewritten: deleting the new files, rewriting again (attempt %d of %d)\n", attempt, tableCommitAttempts)
 		err = w.removeNew(ctx)
 		w = nil
 		if err != nil {
@@ -1001,11 +1019,13 @@ type compactionWork struct {
 	files  int   // data files of snap
 	bytes  int64 // their size
 	groups []table.CompactionGroupResult
-	// deletes lists, for each rewritten file, the delete files that
-	// applied to it when it was read.
-	deletes  map[string][]string
-	schemaID int
-	specID   int
+	// deletes lists, for each rewritten file, the position delete files
+	// and deletion vectors that applied to it when it was read; eqDeletes
+	// the equality delete files.
+	deletes   map[string][]string
+	eqDeletes map[string][]string
+	schemaID  int
+	specID    int
 }
 
 // planAndRewrite plans the compaction of it.tbl's current snapshot and
@@ -1031,7 +1051,7 @@ func planAndRewrite(ctx context.Context, out io.Writer, it *catalogTable, o comp
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", it.where, err)
 	}
-	w := &compactionWork{where: it.where, snap: snap, files: len(tasks), deletes: map[string][]string{},
+	w := &compactionWork{where: it.where, snap: snap, files: len(tasks), deletes: map[string][]string{}, eqDeletes: map[string][]string{},
 		schemaID: tbl.Schema().ID, specID: tbl.Metadata().DefaultPartitionSpec()}
 	for _, task := range tasks {
 		w.bytes += task.File.FileSizeBytes()
@@ -1051,6 +1071,7 @@ func planAndRewrite(ctx context.Context, out io.Writer, it *catalogTable, o comp
 	for _, g := range plan.Groups {
 		for _, task := range g.Tasks {
 			w.deletes[task.File.FilePath()] = deletePaths(task)
+			w.eqDeletes[task.File.FilePath()] = paths(task.EqualityDeleteFiles)
 		}
 		r, err := table.ExecuteCompactionGroup(ctx, tbl,
 			table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes},
@@ -1075,19 +1096,31 @@ func planWholeFiles(ctx context.Context, tbl *table.Table) ([]table.FileScanTask
 	return wholeFileTasks(tasks), nil
 }
 
-// deletePaths lists the delete files that apply to a task's file, sorted.
+// deletePaths lists the position delete files and deletion vectors that
+// apply to a task's file, sorted.
 func deletePaths(task table.FileScanTask) []string {
-	var paths []string
-	for _, list := range [][]iceberg.DataFile{task.DeleteFiles, task.EqualityDeleteFiles, task.DeletionVectorFiles} {
-		for _, df := range list {
-			paths = append(paths, df.FilePath())
-		}
+	return paths(append(slices.Clip(task.DeleteFiles), task.DeletionVectorFiles...))
+}
+
+// paths lists the files' paths, sorted.
+func paths(files []iceberg.DataFile) []string {
+	out := make([]string, len(files))
+	for i, df := range files {
+		out[i] = df.FilePath()
 	}
-	slices.Sort(paths)
-	return paths
+	slices.Sort(out)
+	return out
 }
 
 // commit commits the rewrite on tbl in one replace snapshot.
+//
+// The new files keep the data sequence number of the snapshot the
+// compaction read (as Iceberg Java's rewrite does by default,
+// 'use-starting-sequence-number'): the equality deletes it applied do not
+// apply to them again, and the ones a job commits after it planned still
+// do. Equality delete files no data file needs once the rewritten ones
+// are gone (by the snapshot read: later data files have higher sequence
+// numbers than any of its deletes) are removed in the same snapshot.
 func (w *compactionWork) commit(ctx context.Context, tbl *table.Table) (*table.Table, error) {
 	// A position delete file can apply to files of several groups, or to
 	// files no group rewrites: remove only those that apply to rewritten
@@ -1102,14 +1135,21 @@ func (w *compactionWork) commit(ctx context.Context, tbl *table.Table) (*table.T
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", w.where, err)
 	}
+	deadEq, err := compaction.CollectDeadEqualityDeletesWithSpecs(ctx, w.fs, tbl.Metadata(), w.snap, rewritten)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", w.where, err)
+	}
 	txn := tbl.NewTransaction()
-	rw := txn.NewRewrite(nil)
+	rw := txn.NewRewrite(nil).DataSequenceNumber(w.snap.SequenceNumber)
 	for _, g := range w.groups {
 		g.SafePosDeletes = nil
 		rw.ApplyResult(g)
 	}
 	if len(dead) > 0 {
 		rw.ApplyResult(table.CompactionGroupResult{SafePosDeletes: dead})
+	}
+	for _, df := range deadEq {
+		rw.DeleteFile(df)
 	}
 	if err := rw.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w", w.where, err)
@@ -1119,9 +1159,12 @@ func (w *compactionWork) commit(ctx context.Context, tbl *table.Table) (*table.T
 
 // stillApplies reports whether the rewrite can be committed on tbl as it
 // is: same schema and partition spec, and every rewritten file still in
-// the table with the same delete files applying to it. Otherwise the new
-// files could miss rows' deletion (a delete added meanwhile) or replace
-// files no longer there.
+// the table with the same position deletes applying to it and the
+// equality deletes that applied still there. Otherwise the new files
+// could miss rows' deletion (a position delete of a rewritten file added
+// meanwhile) or replace files no longer there. Equality deletes added
+// meanwhile (a job's upserts) are no conflict: they apply to the new
+// files too, which keep the read snapshot's sequence number.
 func (w *compactionWork) stillApplies(ctx context.Context, tbl *table.Table) (bool, error) {
 	if tbl.Schema().ID != w.schemaID || tbl.Metadata().DefaultPartitionSpec() != w.specID || tbl.CurrentSnapshot() == nil {
 		return false, nil
@@ -1131,13 +1174,20 @@ func (w *compactionWork) stillApplies(ctx context.Context, tbl *table.Table) (bo
 		return false, err
 	}
 	now := make(map[string][]string, len(tasks))
+	nowEq := make(map[string][]string, len(tasks))
 	for _, task := range tasks {
 		now[task.File.FilePath()] = deletePaths(task)
+		nowEq[task.File.FilePath()] = paths(task.EqualityDeleteFiles)
 	}
 	for path, deletes := range w.deletes {
 		cur, ok := now[path]
 		if !ok || !slices.Equal(cur, deletes) {
 			return false, nil
+		}
+		for _, eq := range w.eqDeletes[path] {
+			if _, found := slices.BinarySearch(nowEq[path], eq); !found {
+				return false, nil
+			}
 		}
 	}
 	return true, nil

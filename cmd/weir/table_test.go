@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math/rand/v2"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -972,4 +973,221 @@ func TestTableCatalogDescriptionHidesPasswords(t *testing.T) {
 			t.Errorf("catalog %q is described as %q", c.uri, got)
 		}
 	}
+}
+
+// upsertTestSchema is the upsert job's table: key k, value v.
+var upsertTestSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "k", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "v", Type: arrow.BinaryTypes.String},
+}, nil)
+
+// upsertJob drives weir's Iceberg sink in upsert mode as a job would: 2
+// subtasks (key k on subtask k%2), epochs of random inserts, updates
+// (-U/+U) and deletes over 100 keys, one commit per epoch. refs[e] is
+// the table after epoch e.
+type upsertJob struct {
+	sink *icebergsink.Sink
+	ws   []arrowflow.SinkWriter
+	mu   sync.Mutex
+	refs []map[int64]string
+}
+
+// ref is the reference after epoch e, if the job got that far.
+func (j *upsertJob) ref(e int) (map[int64]string, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if e >= len(j.refs) {
+		return nil, false
+	}
+	return j.refs[e], true
+}
+
+func newUpsertJob(t *testing.T, wh string) *upsertJob {
+	t.Helper()
+	s, err := icebergsink.New(context.Background(), icebergsink.Options{Catalog: icebergsink.CatalogOptions{Warehouse: wh}, Table: "db.t", UpsertKeys: []string{"k"}}, upsertTestSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	j := &upsertJob{sink: s, refs: []map[int64]string{{}}}
+	for i := range 2 {
+		w, err := s.Open(&arrowflow.TaskInfo{Job: "upserts", Name: "sink", Subtask: i, Parallelism: 2, FirstEpoch: 1, Allocator: memory.DefaultAllocator})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Close() })
+		j.ws = append(j.ws, w)
+	}
+	return j
+}
+
+// epoch writes and commits the next epoch.
+func (j *upsertJob) epoch(ctx context.Context, seed uint64) error {
+	j.mu.Lock()
+	e := len(j.refs)
+	cur := maps.Clone(j.refs[e-1])
+	j.mu.Unlock()
+	rng := rand.New(rand.NewPCG(seed, uint64(e)))
+	type change struct {
+		kind arrowflow.RowKind
+		k    int64
+		v    string
+	}
+	per := make([][]change, len(j.ws))
+	for i := range 30 {
+		k := rng.Int64N(100)
+		v := fmt.Sprintf("e%d-%d", e, i)
+		sub := k % 2
+		old, ok := cur[k]
+		switch {
+		case !ok:
+			per[sub] = append(per[sub], change{arrowflow.Insert, k, v})
+			cur[k] = v
+		case rng.IntN(3) == 0:
+			per[sub] = append(per[sub], change{arrowflow.Delete, k, old})
+			delete(cur, k)
+		default:
+			per[sub] = append(per[sub], change{arrowflow.UpdateBefore, k, old}, change{arrowflow.UpdateAfter, k, v})
+			cur[k] = v
+		}
+	}
+	payloads := make([][]byte, len(j.ws))
+	for i, w := range j.ws {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, upsertTestSchema)
+		var kinds []arrowflow.RowKind
+		for _, c := range per[i] {
+			b.Field(0).(*array.Int64Builder).Append(c.k)
+			b.Field(1).(*array.StringBuilder).Append(c.v)
+			kinds = append(kinds, c.kind)
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		if err := w.Write(ctx, arrowflow.NewChangeBatch(rec, kinds)); err != nil {
+			return err
+		}
+		p, err := w.PreCommit(ctx, uint64(e))
+		if err != nil {
+			return err
+		}
+		payloads[i] = p
+	}
+	if err := j.sink.Commit(ctx, uint64(e), payloads); err != nil {
+		return err
+	}
+	j.mu.Lock()
+	j.refs = append(j.refs, cur)
+	j.mu.Unlock()
+	return nil
+}
+
+// upsertTableState reads db.t with iceberg-go's scan (which applies the
+// equality deletes) and returns its rows, the epoch the job last
+// committed to that snapshot, and its delete files.
+func upsertTableState(t *testing.T, wh string) (rows map[int64]string, epoch int, deleteFiles int) {
+	t.Helper()
+	ctx := context.Background()
+	cat := openTestCatalog(t, wh)
+	tbl, err := cat.LoadTable(ctx, catalog.ToIdentifier("db.t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch, _ = strconv.Atoi(tbl.Properties()[icebergsink.LastEpochPropertyPrefix+"upserts"])
+	rows = map[int64]string{}
+	if tbl.CurrentSnapshot() == nil {
+		return rows, epoch, 0
+	}
+	deleteFiles, _ = strconv.Atoi(tbl.CurrentSnapshot().Summary.Properties["total-delete-files"])
+	_, recs, err := tbl.Scan().ToArrowRecords(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rec, err := range recs {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ks, vs := rec.Column(0).(*array.Int64), rec.Column(1).(*array.String)
+		for i := range int(rec.NumRows()) {
+			if old, dup := rows[ks.Value(i)]; dup {
+				t.Fatalf("key %d twice (%q and %q) at epoch %d", ks.Value(i), old, vs.Value(i), epoch)
+			}
+			rows[ks.Value(i)] = vs.Value(i)
+		}
+		rec.Release()
+	}
+	return rows, epoch, deleteFiles
+}
+
+// Compaction next to a job committing upserts and deletes: the rewrite
+// applies the equality deletes and drops those no file needs any more,
+// and the job's deletes committed after it planned still apply to the
+// rewritten files (they keep the read snapshot's sequence number). After
+// every compaction and at the end the table equals the reference at the
+// epoch it holds: no row lost, none resurrected.
+func TestTableCompactNextToUpsertJob(t *testing.T) {
+	ctx := context.Background()
+	wh := filepath.Join(t.TempDir(), "wh")
+	j := newUpsertJob(t, wh)
+	const epochs = 50
+	for range 5 {
+		if err := j.epoch(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		for e := 6; e <= epochs; e++ {
+			if err := j.epoch(ctx, 1); err != nil {
+				done <- err
+				return
+			}
+			time.Sleep(40 * time.Millisecond) // a job's checkpoint interval
+		}
+		done <- nil
+	}()
+	var outs strings.Builder
+	compactions, checked := 0, 0
+	var jobErr error
+	for running := true; running; {
+		select {
+		case jobErr = <-done:
+			running = false
+		default:
+		}
+		start := time.Now()
+		out, err := runCLI(t, "table", "compact", "--warehouse", wh, "--table", "db.t", "--min-input-files", "2")
+		fmt.Fprintf(&outs, "%s(%v)\n", out, time.Since(start).Round(time.Millisecond))
+		if err != nil {
+			<-done
+			t.Fatalf("compact next to an upsert job: %v\n%s", err, outs.String())
+		}
+		if strings.Contains(out, "rewrote") {
+			compactions++
+		}
+		rows, e, _ := upsertTableState(t, wh)
+		ref, ok := j.ref(e)
+		if !ok {
+			continue // the epoch's reference is not appended yet
+		}
+		if !maps.Equal(rows, ref) {
+			<-done
+			t.Fatalf("after a compaction, at epoch %d: %d rows, the reference %d\n%s", e, len(rows), len(ref), outs.String())
+		}
+		checked++
+	}
+	if jobErr != nil {
+		t.Fatalf("the job next to compactions: %v", jobErr)
+	}
+	out := tableCLI(t, "compact", "--warehouse", wh, "--table", "db.t", "--min-input-files", "2")
+	rows, e, deletes := upsertTableState(t, wh)
+	if ref, _ := j.ref(epochs); e != epochs || !maps.Equal(rows, ref) {
+		t.Fatalf("at the end, epoch %d: %d rows, the reference %d\n%s", e, len(rows), len(j.refs[epochs]), out)
+	}
+	if deletes != 0 {
+		t.Errorf("%d delete files after the last compaction rewrote every file, want 0\n%s", deletes, out)
+	}
+	if compactions < 2 {
+		t.Errorf("%d compactions committed next to the job, want several\n%s", compactions, outs.String())
+	}
+	t.Logf("%d compactions next to %d epochs (%d states checked), %d commits again, %d rewrites again", compactions, epochs, checked,
+		strings.Count(outs.String(), "committing again"), strings.Count(outs.String(), "rewriting again"))
 }
