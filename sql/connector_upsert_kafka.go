@@ -31,8 +31,20 @@ type upsertKeyValue struct {
 // 'value.format' and 'value.fields-include' of an upsert-kafka table with
 // the given physical columns and PRIMARY KEY, with Flink's rules.
 func upsertKafkaFormats(table string, o *tableOptions, physical []arrow.Field, pk []string) (upsertKeyValue, error) {
+	return keyValueFormats(table, o, physical, pk, true)
+}
+
+// keyValueFormats splits a Kafka table's columns into the key's (keyCols:
+// the PRIMARY KEY of upsert-kafka, 'key.fields' of kafka) and the
+// value's.
+func keyValueFormats(table string, o *tableOptions, physical []arrow.Field, keyCols []string, upsert bool) (upsertKeyValue, error) {
 	var kv upsertKeyValue
-	if len(pk) == 0 {
+	pk := keyCols
+	keyWord := "the PRIMARY KEY"
+	if !upsert {
+		keyWord = "'key.fields'"
+	}
+	if upsert && len(pk) == 0 {
 		return kv, hinted(semErrorf(o.pos, "table %s: %s", table, upsertKafkaNeedsPK), "add PRIMARY KEY (col, ...) NOT ENFORCED")
 	}
 	kf, err := o.required("key.format")
@@ -50,7 +62,7 @@ func upsertKafkaFormats(table string, o *tableOptions, physical []arrow.Field, p
 	if kv.valueFormat, kv.valueOpts, err = formatOptions(o); err != nil {
 		return kv, err
 	}
-	if format.CarriesChanges(kv.valueFormat) {
+	if upsert && format.CarriesChanges(kv.valueFormat) {
 		// Flink's refusal: an upsert topic's values are rows.
 		return kv, o.errorf("value.format", "'upsert-kafka' connector doesn't support '%s' as value format, because '%s' is not in insert-only mode", kv.valueFormat, kv.valueFormat)
 	}
@@ -71,11 +83,11 @@ func upsertKafkaFormats(table string, o *tableOptions, physical []arrow.Field, p
 	for _, c := range pk {
 		f, ok := byName[c]
 		if !ok {
-			return kv, semErrorf(o.pos, "table %s: PRIMARY KEY column %s is not a physical column", table, c)
+			return kv, semErrorf(o.pos, "table %s: %s column %s is not a physical column", table, keyWord, c)
 		}
 		name, ok := strings.CutPrefix(c, kv.prefix)
 		if !ok || name == "" {
-			return kv, o.errorf("key.fields-prefix", "all fields in the PRIMARY KEY must be prefixed with the given key prefix %q; %s is not", kv.prefix, c)
+			return kv, o.errorf("key.fields-prefix", "all fields in %s must be prefixed with the given key prefix %q; %s is not", keyWord, kv.prefix, c)
 		}
 		f.Name = name
 		kv.key = append(kv.key, f)
@@ -287,4 +299,44 @@ func upsertKafkaSink(ctx context.Context, s sinkSpec) (arrowflow.Sink, error) {
 		return nil, semErrorf(o.pos, "table %s: %v", s.table, err)
 	}
 	return sink, nil
+}
+
+// kafkaKeyColumns reads the plain kafka connector's key options, Flink's
+// 'key.format' with 'key.fields' (';' separated, prefixed names),
+// 'key.fields-prefix' and 'value.fields-include', and sets ko's key
+// decoding (KeyDecoder, KeyFieldsPrefix, Columns in the table's order). It
+// returns the columns the value format decodes: every physical column
+// (ALL, the default) or all but the key's (EXCEPT_KEY). Without
+// 'key.format' it returns the physical columns and sets nothing.
+func kafkaKeyColumns(ctx context.Context, o *tableOptions, physical []arrow.Field, ko *kafkasrc.Options) ([]arrow.Field, error) {
+	_, ok := o.get("key.format")
+	if !ok {
+		for _, k := range []string{"key.fields", "key.fields-prefix"} {
+			if _, ok := o.get(k); ok {
+				return nil, o.errorf(k, "needs 'key.format'")
+			}
+		}
+		if _, err := o.oneOf("value.fields-include", "ALL", "ALL", "EXCEPT_KEY"); err != nil {
+			return nil, err
+		}
+		return physical, nil
+	}
+	fields, ok := o.get("key.fields")
+	if !ok || len(splitList(fields, ";")) == 0 {
+		return nil, o.errorf("key.format", "A key format 'key.format' requires the declaration of one or more of key fields using 'key.fields'.")
+	}
+	kv, err := keyValueFormats(o.table, o, physical, splitList(fields, ";"), false)
+	if err != nil {
+		return nil, err
+	}
+	delete(kv.keyOpts, kv.keyFormat+".ignore-parse-errors") // the table's policy decides
+	if ko.KeyDecoder, err = format.NewDecoder(ctx, format.Config{Name: kv.keyFormat, Schema: arrow.NewSchema(kv.key, nil), Options: kv.keyOpts}); err != nil {
+		return nil, o.errorf("key.format", "%v", err)
+	}
+	ko.KeyFieldsPrefix = kv.prefix
+	ko.Columns = ko.Columns[:0]
+	for _, f := range physical {
+		ko.Columns = append(ko.Columns, f.Name)
+	}
+	return kv.value, nil
 }

@@ -353,9 +353,9 @@ func kafkaSource(ctx context.Context, s scanSpec) (scanSource, error) {
 	if ko.Security, err = o.kafkaSecurity(); err != nil {
 		return scanSource{}, err
 	}
-	if _, ok := o.m["key.format"]; ok {
-		return scanSource{}, hinted(o.errorf("key.format", "the Kafka source does not decode keys"),
-			"declare the raw key as a column: `k BYTES METADATA FROM 'key'`")
+	valueCols, err := kafkaKeyColumns(ctx, o, s.physical, &ko)
+	if err != nil {
+		return scanSource{}, err
 	}
 	fmtName, fmtOpts, err := formatOptions(o)
 	if err != nil {
@@ -372,7 +372,7 @@ func kafkaSource(ctx context.Context, s scanSpec) (scanSource, error) {
 	}
 	ko.OnError = kafkasrc.ErrorPolicy(policy)
 	ko.DeadLetterTopic = o.str("weir.dead-letter-topic", "")
-	ko.Decoder, err = format.NewDecoder(ctx, format.Config{Name: fmtName, Schema: arrow.NewSchema(s.physical, nil), Options: fmtOpts})
+	ko.Decoder, err = format.NewDecoder(ctx, format.Config{Name: fmtName, Schema: arrow.NewSchema(valueCols, nil), Options: fmtOpts})
 	if err != nil {
 		return scanSource{}, o.errorf("format", "%v", err)
 	}

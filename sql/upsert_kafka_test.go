@@ -3,17 +3,21 @@ package sql
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/format"
 	"github.com/weirflow/weir/internal/kafkatest"
 	"github.com/weirflow/weir/sinks/collect"
+	kafkasrc "github.com/weirflow/weir/sources/kafka"
 )
 
 // lastPerKey reads topic with a plain read_committed franz-go consumer up
@@ -174,6 +178,159 @@ func TestUpsertKafkaOptions(t *testing.T) {
 			_, err := Compile(context.Background(), script, Options{Parallelism: 1})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("%v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// kafkaKeyColumns, for the plain kafka connector: with
+// 'key.format', 'key.fields', 'key.fields-prefix' and EXCEPT_KEY, a
+// record's key fills the key column and its value the others, in the
+// table's column order; a null key gives a NULL key column. 'key.format'
+// without 'key.fields' is Flink's error.
+func TestKafkaKeyColumns(t *testing.T) {
+	b := kafkatest.Start(t, "", 1)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic("keyed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "keyed"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Key: []byte(`{"id":7}`), Value: []byte(`{"text":"a"}`)},
+		&kgo.Record{Value: []byte(`{"text":"b"}`)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	opts := func(kv ...string) *tableOptions {
+		var ops []*Option
+		for i := 0; i < len(kv); i += 2 {
+			ops = append(ops, &Option{Key: kv[i], Value: kv[i+1]})
+		}
+		o, err := newTableOptions("keyed", Pos{}, ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	physical := []arrow.Field{{Name: "text", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "k_id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}
+	o := opts("key.format", "json", "key.fields", "k_id", "key.fields-prefix", "k_", "value.fields-include", "EXCEPT_KEY", "value.format", "json")
+	ko := kafkasrc.Options{Brokers: []string{b.Addr()}, Topics: []string{"keyed"}, BoundedMode: kafkasrc.BoundedLatest}
+	value, err := kafkaKeyColumns(ctx, o, physical, &ko)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(value) != 1 || value[0].Name != "text" {
+		t.Fatalf("value columns %v, want text", value)
+	}
+	if ko.Decoder, err = format.NewDecoder(ctx, format.Config{Name: "json", Schema: arrow.NewSchema(value, nil)}); err != nil {
+		t.Fatal(err)
+	}
+	src, err := kafkasrc.NewSource(ko)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := src.Splits(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []arrowflow.SplitState
+	for _, id := range ids {
+		states = append(states, arrowflow.SplitState{Split: id})
+	}
+	rd, err := src.Open(nil, states)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var got []string
+	for {
+		bt, err := rd.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range bt.NumRows() {
+			got = append(got, fmt.Sprintf("%v %v", bt.RowValues(k)...))
+		}
+		bt.Release()
+	}
+	if want := []string{"a 7", "b <nil>"}; !slices.Equal(got, want) {
+		t.Fatalf("rows %q, want %q", got, want)
+	}
+	if _, err := kafkaKeyColumns(ctx, opts("key.format", "json", "format", "json"), physical, &kafkasrc.Options{}); err == nil || !strings.Contains(err.Error(), "requires the declaration of one or more of key fields") {
+		t.Fatalf("key.format without key.fields: %v", err)
+	}
+}
+
+// The plain kafka connector with 'key.format': keys and values written by
+// a franz-go producer over three partitions come back as rows at
+// parallelism 2, key columns from the key (prefixed, EXCEPT_KEY) or the
+// value (ALL), in the table's column order.
+func TestKafkaSourceKeyFormat(t *testing.T) {
+	b := kafkatest.Start(t, "", 3)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic("keyed"), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 3, 1, nil, "keyed"); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	var recs []*kgo.Record
+	for i := range 300 {
+		recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, `{"id":%d}`, i%17), Value: fmt.Appendf(nil, `{"id":%d,"v":"x%d"}`, 1000+i, i)})
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, table, query string
+		row                func(i int) string
+	}{
+		{"EXCEPT_KEY", `CREATE TABLE keyed (v STRING, k_id BIGINT)`, `SELECT v, CAST(k_id AS STRING) FROM keyed`,
+			func(i int) string { return fmt.Sprintf("x%d %d", i, i%17) }},
+		{"ALL", `CREATE TABLE keyed (id BIGINT, v STRING)`, `SELECT CAST(id AS STRING), v FROM keyed`,
+			func(i int) string { return fmt.Sprintf("%d x%d", 1000+i, i) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			with := fmt.Sprintf(` WITH ('connector' = 'kafka', 'topic' = 'keyed', 'properties.bootstrap.servers' = '%s',
+  'scan.bounded.mode' = 'latest-offset', 'key.format' = 'json', 'value.format' = 'json'`, b.Addr())
+			if tc.name == "EXCEPT_KEY" {
+				with += `, 'key.fields' = 'k_id', 'key.fields-prefix' = 'k_', 'value.fields-include' = 'EXCEPT_KEY');`
+			} else {
+				with += `, 'key.fields' = 'id');`
+			}
+			out := collect.New()
+			script := tc.table + with + "\nCREATE TABLE result (a STRING, b STRING) WITH ('connector' = 'blackhole');\nINSERT INTO result " + tc.query + ";"
+			job, err := Compile(ctx, script, Options{Parallelism: 2, ForceParallelism: true, Sinks: map[string]arrowflow.Sink{"result": out}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runJob(t, job)
+			got, err := out.Table()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rows []string
+			for _, r := range got {
+				rows = append(rows, fmt.Sprintf("%v %v", r...))
+			}
+			want = want[:0]
+			for i := range 300 {
+				want = append(want, tc.row(i))
+			}
+			sort.Strings(rows)
+			sort.Strings(want)
+			if !slices.Equal(rows, want) {
+				t.Fatalf("%d rows, want %d; first %q, want %q", len(rows), len(want), rows[:min(3, len(rows))], want[:3])
 			}
 		})
 	}
