@@ -2,9 +2,7 @@ package sql
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -15,61 +13,25 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/weirflow/weir/arrowflow"
+	"github.com/weirflow/weir/internal/cdcgen"
 	"github.com/weirflow/weir/internal/kafkatest"
 	"github.com/weirflow/weir/sinks/collect"
 )
 
 // cdcAccount is a row of the tests' source table accounts(id, owner,
 // balance).
-type cdcAccount struct {
-	ID      int64  `json:"id"`
-	Owner   string `json:"owner"`
-	Balance int64  `json:"balance"`
-}
+type cdcAccount = cdcgen.Account
 
 // cdcHistory makes n Debezium change events of a table of up to keys
-// accounts (inserts, updates, deletes, re-inserts of deleted keys, the
-// same key changing many times), each as a Kafka record keyed by the id
-// as Debezium keys them, and returns them with the table's final state.
+// accounts (internal/cdcgen), each as a Kafka record keyed by the id as
+// Debezium keys them, and returns them with the table's final state.
 func cdcHistory(seed uint64, n, keys int) ([]*kgo.Record, map[int64]cdcAccount) {
-	rng := rand.New(rand.NewPCG(seed, 21))
-	cur := map[int64]cdcAccount{}
-	var recs []*kgo.Record
-	emit := func(id int64, op string, before, after *cdcAccount) {
-		ev := map[string]any{"before": before, "after": after, "op": op, "ts_ms": 1700000000000 + len(recs),
-			"source": map[string]any{"db": "bank", "table": "accounts"}}
-		v, err := json.Marshal(ev)
-		if err != nil {
-			panic(err)
-		}
-		recs = append(recs, &kgo.Record{Topic: "accounts", Key: fmt.Appendf(nil, `{"id":%d}`, id), Value: v})
+	evs, state := cdcgen.History(cdcgen.Config{Keys: keys, Seed: seed}, n)
+	recs := make([]*kgo.Record, len(evs))
+	for i, e := range evs {
+		recs[i] = &kgo.Record{Topic: "accounts", Key: e.Key, Value: e.Value}
 	}
-	for range n {
-		id := int64(rng.IntN(keys))
-		old, ok := cur[id]
-		switch {
-		case !ok:
-			a := cdcAccount{ID: id, Owner: fmt.Sprint("o", rng.IntN(5)), Balance: rng.Int64N(1000)}
-			op := "c"
-			if rng.IntN(10) == 0 {
-				op = "r" // a snapshot read
-			}
-			emit(id, op, nil, &a)
-			cur[id] = a
-		case rng.IntN(6) == 0:
-			emit(id, "d", &old, nil)
-			delete(cur, id)
-		default:
-			a := old
-			a.Balance += rng.Int64N(200) - 100
-			if rng.IntN(4) == 0 {
-				a.Owner = fmt.Sprint("o", rng.IntN(5))
-			}
-			emit(id, "u", &old, &a)
-			cur[id] = a
-		}
-	}
-	return recs, cur
+	return recs, state
 }
 
 // produceCDC writes recs (each dup times in a row, as Debezium repeats
