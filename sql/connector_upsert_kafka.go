@@ -311,13 +311,16 @@ func upsertKafkaSink(ctx context.Context, s sinkSpec) (arrowflow.Sink, error) {
 func kafkaKeyColumns(ctx context.Context, o *tableOptions, physical []arrow.Field, ko *kafkasrc.Options) ([]arrow.Field, error) {
 	_, ok := o.get("key.format")
 	if !ok {
-		for _, k := range []string{"key.fields", "key.fields-prefix"} {
-			if _, ok := o.get(k); ok {
-				return nil, o.errorf(k, "needs 'key.format'")
-			}
+		// 'key.fields' alone is the sink's (a key column written as it
+		// is); the source reads every column from the value.
+		o.get("key.fields")
+		if _, ok := o.get("key.fields-prefix"); ok {
+			return nil, o.errorf("key.fields-prefix", "needs 'key.format'")
 		}
-		if _, err := o.oneOf("value.fields-include", "ALL", "ALL", "EXCEPT_KEY"); err != nil {
+		if inc, err := o.oneOf("value.fields-include", "ALL", "ALL", "EXCEPT_KEY"); err != nil {
 			return nil, err
+		} else if inc == "EXCEPT_KEY" {
+			return nil, o.errorf("value.fields-include", "EXCEPT_KEY needs 'key.format': the key columns are not in the value")
 		}
 		return physical, nil
 	}

@@ -353,6 +353,7 @@ func kafkaSource(ctx context.Context, s scanSpec) (scanSource, error) {
 	if ko.Security, err = o.kafkaSecurity(); err != nil {
 		return scanSource{}, err
 	}
+	o.withPrefix("sink.", false) // the sink's, when the table is also written
 	valueCols, err := kafkaKeyColumns(ctx, o, s.physical, &ko)
 	if err != nil {
 		return scanSource{}, err
@@ -577,6 +578,12 @@ func kafkaSink(ctx context.Context, s sinkSpec) (arrowflow.Sink, error) {
 	ko.Encoder, err = format.NewEncoder(ctx, format.Config{Name: fmtName, Schema: s.schema, Options: fmtOpts})
 	if err != nil {
 		return nil, o.errorf("format", "%v", err)
+	}
+	// A table both read and written (as in Flink) has the source's
+	// options too; they are the source's to check.
+	for _, p := range []string{"scan.", "properties.group.id", "properties.isolation.level", "weir.on-error", "weir.dead-letter-topic",
+		"key.fields-prefix", "value.fields-include"} {
+		o.withPrefix(p, false)
 	}
 	if v, ok := o.get("key.fields"); ok {
 		ko.KeyColumns = splitList(v, ";")
