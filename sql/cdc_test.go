@@ -244,3 +244,41 @@ INSERT INTO totals SELECT owner, SUM(balance), COUNT(*) FROM avro_accounts GROUP
 		t.Fatalf("sums over the debezium-avro-confluent copy: %s", cdcDiff(got, want))
 	}
 }
+
+// debezium-json's metadata as Flink's METADATA FROM 'value.*' columns:
+// each row carries its event's source table and timestamps, and a key the
+// format does not read is an error naming the ones it does.
+func TestDebeziumMetadataColumns(t *testing.T) {
+	recs, final := cdcHistory(9, 300, 40)
+	b := produceCDC(t, 2, recs, 1)
+	ddl := fmt.Sprintf(`CREATE TABLE accounts (id BIGINT, owner STRING, balance BIGINT,
+  origin_table STRING METADATA FROM 'value.source.table' VIRTUAL,
+  origin_db STRING METADATA FROM 'value.source.database' VIRTUAL,
+  ingested TIMESTAMP_LTZ(3) METADATA FROM 'value.ingestion-timestamp' VIRTUAL,
+  part INT METADATA FROM 'partition' VIRTUAL,
+  PRIMARY KEY (id) NOT ENFORCED) WITH (
+  'connector' = 'kafka', 'topic' = 'accounts', 'properties.bootstrap.servers' = '%s',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'debezium-json');
+`, b.Addr())
+	out := collect.New()
+	job, err := Compile(context.Background(), ddl+`CREATE TABLE o (t STRING, db STRING, n BIGINT, lo BIGINT, hi BIGINT, parts BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO o SELECT origin_table, origin_db, COUNT(*), MIN(UNIX_TIMESTAMP(CAST(ingested AS STRING))), MAX(UNIX_TIMESTAMP(CAST(ingested AS STRING))), COUNT(DISTINCT part) FROM accounts GROUP BY origin_table, origin_db;`,
+		Options{Parallelism: 2, ForceParallelism: true, Sinks: map[string]arrowflow.Sink{"o": out}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runJob(t, job)
+	rows, err := out.Table()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The events' ts_ms are 1700000000000 and on, in the first second.
+	if want := fmt.Sprintf("[[accounts bank %d 1700000000 1700000000 2]]", len(final)); fmt.Sprint(rows) != want {
+		t.Fatalf("rows %v, want %s: the source table's rows, all of table accounts, database bank, over 2 partitions", rows, want)
+	}
+	_, err = Compile(context.Background(), strings.Replace(ddl, "value.source.database", "value.source.nope", 1)+`CREATE TABLE o (id BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO o SELECT id FROM accounts;`, Options{})
+	if err == nil || !strings.Contains(err.Error(), `unknown metadata key "source.nope"`) || !strings.Contains(err.Error(), "source.table") {
+		t.Fatalf("an unknown metadata key: %v", err)
+	}
+}

@@ -2,7 +2,9 @@ package sql
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -377,8 +379,21 @@ func kafkaSource(ctx context.Context, s scanSpec) (scanSource, error) {
 	if err != nil {
 		return scanSource{}, o.errorf("format", "%v", err)
 	}
+	var valueMeta []metaColumn
 	for _, m := range s.metadata {
+		if strings.HasPrefix(m.key, "value.") {
+			valueMeta = append(valueMeta, m)
+			continue
+		}
 		ko.Metadata = append(ko.Metadata, kafkasrc.MetadataColumn{Key: m.key, Name: m.name})
+	}
+	if len(valueMeta) > 0 {
+		if ko.Decoder, err = withFormatMetadata(ko.Decoder, fmtName, valueMeta); err != nil {
+			return scanSource{}, semErrorf(o.pos, "table %s: %v", s.table, err)
+		}
+		if ko.KeyDecoder != nil {
+			return scanSource{}, o.errorf("key.format", "a table with 'key.format' cannot read the value format's metadata yet (METADATA FROM '%s')", valueMeta[0].key)
+		}
 	}
 	if s.eventTime != "" {
 		ko.EventTime, ko.MaxOutOfOrderness = s.eventTime, s.delay
@@ -638,3 +653,39 @@ func kafkaSink(ctx context.Context, s sinkSpec) (arrowflow.Sink, error) {
 	}
 	return sink, nil
 }
+
+// withFormatMetadata returns dec reading, after its value columns, the
+// format metadata of cols (Flink's METADATA FROM 'value.<key>', as
+// 'value.source.table' of debezium-json), each named as its column.
+func withFormatMetadata(dec format.Decoder, fmtName string, cols []metaColumn) (format.Decoder, error) {
+	md, ok := dec.(format.MetadataDecoder)
+	if !ok {
+		return nil, fmt.Errorf("metadata column %s (FROM '%s'): the format %s has no metadata", cols[0].name, cols[0].key, fmtName)
+	}
+	keys := make([]string, len(cols))
+	for i, c := range cols {
+		keys[i] = strings.TrimPrefix(c.key, "value.")
+	}
+	withMeta, err := md.WithMetadata(keys...)
+	if err != nil {
+		return nil, fmt.Errorf("metadata column %s: %w", cols[0].name, err)
+	}
+	fields := slices.Clone(withMeta.Schema().Fields())
+	nValue := len(fields) - len(cols)
+	for i, c := range cols {
+		fields[nValue+i].Name = c.name
+	}
+	sm := withMeta.Schema().Metadata()
+	return renamedChangeDecoder{withMeta, arrow.NewSchema(fields, &sm)}, nil
+}
+
+// renamedChangeDecoder is a change decoder whose batches' columns have
+// other names: the kafka source takes its decoder's columns by position,
+// under the names of Schema.
+type renamedChangeDecoder struct {
+	format.ChangeDecoder
+	schema *arrow.Schema
+}
+
+// Schema implements format.Decoder.
+func (d renamedChangeDecoder) Schema() *arrow.Schema { return d.schema }
