@@ -119,19 +119,7 @@ INSERT INTO mirror SELECT * FROM accounts;`, wh)
 func TestCDCEventsDuplicateNormalizes(t *testing.T) {
 	recs, final := cdcHistory(2, 3000, 150)
 	b := produceCDC(t, 4, recs, 2)
-	type agg struct{ sum, n int64 }
-	ref := map[string]agg{}
-	for _, a := range final {
-		g := ref[a.Owner]
-		g.sum += a.Balance
-		g.n++
-		ref[a.Owner] = g
-	}
-	var want []string
-	for o, g := range ref {
-		want = append(want, fmt.Sprintf("%s %d %d", o, g.sum, g.n))
-	}
-	sort.Strings(want)
+	want := ownerTotals(final)
 	for _, dedup := range []bool{true, false} {
 		for _, par := range []int{1, 2, 4} {
 			if !dedup && par != 2 {
@@ -174,6 +162,25 @@ INSERT INTO totals SELECT owner, SUM(balance), COUNT(*) FROM accounts GROUP BY o
 	}
 }
 
+// ownerTotals is SELECT owner, SUM(balance), COUNT(*) GROUP BY owner over
+// the table, each row "owner sum count", sorted.
+func ownerTotals(table map[int64]cdcAccount) []string {
+	type agg struct{ sum, n int64 }
+	ref := map[string]agg{}
+	for _, a := range table {
+		g := ref[a.Owner]
+		g.sum += a.Balance
+		g.n++
+		ref[a.Owner] = g
+	}
+	var want []string
+	for o, g := range ref {
+		want = append(want, fmt.Sprintf("%s %d %d", o, g.sum, g.n))
+	}
+	sort.Strings(want)
+	return want
+}
+
 func cdcDiff(got, want []string) string {
 	var missing, extra []string
 	for _, w := range want {
@@ -199,19 +206,7 @@ func TestDebeziumAvroConfluentThroughSQL(t *testing.T) {
 	t.Cleanup(srv.Close)
 	recs, final := cdcHistory(5, 2000, 100)
 	b := produceCDC(t, 3, recs, 1)
-	type agg struct{ sum, n int64 }
-	ref := map[string]agg{}
-	for _, a := range final {
-		g := ref[a.Owner]
-		g.sum += a.Balance
-		g.n++
-		ref[a.Owner] = g
-	}
-	var want []string
-	for o, g := range ref {
-		want = append(want, fmt.Sprintf("%s %d %d", o, g.sum, g.n))
-	}
-	sort.Strings(want)
+	want := ownerTotals(final)
 	avroTable := fmt.Sprintf(`CREATE TABLE avro_accounts (id BIGINT, owner STRING, balance BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH (
   'connector' = 'kafka', 'topic' = 'accounts-avro', 'properties.bootstrap.servers' = '%s',
   'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'key.fields' = 'id',

@@ -247,12 +247,7 @@ func upsertKafkaSink(ctx context.Context, s sinkSpec) (arrowflow.Sink, error) {
 		return nil, o.errorf("topic", "an upsert-kafka sink writes one topic, not a list")
 	}
 	delete(kv.keyOpts, kv.keyFormat+".ignore-parse-errors")
-	// A table both read and written (as in Flink) has the source's
-	// options too; they are the source's to check.
-	for _, p := range []string{"scan.", "properties.group.id", "properties.isolation.level", "weir.on-error", "weir.dead-letter-topic",
-		kv.valueFormat + ".ignore-parse-errors", "value." + kv.valueFormat + ".ignore-parse-errors"} {
-		o.withPrefix(p, false)
-	}
+	leaveKafkaSourceOptions(o, kv.valueFormat+".ignore-parse-errors", "value."+kv.valueFormat+".ignore-parse-errors")
 	if ko.Encoder, err = format.NewEncoder(ctx, format.Config{Name: kv.valueFormat, Schema: arrow.NewSchema(kv.value, nil), Options: kv.valueOpts}); err != nil {
 		return nil, o.errorf("value.format", "%v", err)
 	}

@@ -594,12 +594,7 @@ func kafkaSink(ctx context.Context, s sinkSpec) (arrowflow.Sink, error) {
 	if err != nil {
 		return nil, o.errorf("format", "%v", err)
 	}
-	// A table both read and written (as in Flink) has the source's
-	// options too; they are the source's to check.
-	for _, p := range []string{"scan.", "properties.group.id", "properties.isolation.level", "weir.on-error", "weir.dead-letter-topic",
-		"key.fields-prefix", "value.fields-include"} {
-		o.withPrefix(p, false)
-	}
+	leaveKafkaSourceOptions(o, "key.fields-prefix", "value.fields-include")
 	if v, ok := o.get("key.fields"); ok {
 		ko.KeyColumns = splitList(v, ";")
 	}
@@ -689,3 +684,13 @@ type renamedChangeDecoder struct {
 
 // Schema implements format.Decoder.
 func (d renamedChangeDecoder) Schema() *arrow.Schema { return d.schema }
+
+// leaveKafkaSourceOptions marks a Kafka sink's table's source options
+// (and more, prefixes or names) read: a table both read and written (as
+// in Flink) has the source's options too, and they are the source's to
+// check.
+func leaveKafkaSourceOptions(o *tableOptions, more ...string) {
+	for _, p := range append([]string{"scan.", "properties.group.id", "properties.isolation.level", "weir.on-error", "weir.dead-letter-topic"}, more...) {
+		o.withPrefix(p, false)
+	}
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -55,15 +54,22 @@ type cdcCrashRig struct {
 	runs       int
 }
 
+// accountRows formats the table's rows as tableRows formats the Iceberg
+// table's, sorted.
+func accountRows(table map[int64]cdcgen.Account) []string {
+	var rows []string
+	for _, a := range table {
+		rows = append(rows, fmt.Sprintf("id=%d owner=%s balance=%d ", a.ID, a.Owner, a.Balance))
+	}
+	slices.Sort(rows)
+	return rows
+}
+
 func newCDCCrashRig(t *testing.T) *cdcCrashRig {
 	t.Helper()
 	r := &cdcCrashRig{broker: kafkatest.Start(t, "", 6)}
 	evs, state := cdcgen.History(cdcgen.Config{Keys: cdcCrashKeys, Seed: 41}, cdcCrashEvents)
-	r.state = state
-	for _, a := range state {
-		r.want = append(r.want, fmt.Sprintf("id=%d owner=%s balance=%d ", a.ID, a.Owner, a.Balance))
-	}
-	slices.Sort(r.want)
+	r.state, r.want = state, accountRows(state)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(r.broker.Addr()), kgo.DefaultProduceTopic("accounts"), kgo.ProducerLinger(5*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -154,12 +160,7 @@ func (r *cdcCrashRig) check(t *testing.T, what, wh, out string) int {
 		last[*key.ID] = a
 	}
 	if !maps.Equal(last, r.state) {
-		var got []string
-		for _, a := range last {
-			got = append(got, fmt.Sprintf("id=%d owner=%s balance=%d ", a.ID, a.Owner, a.Balance))
-		}
-		slices.Sort(got)
-		sameRows(t, what+": the upsert-kafka topic's last value per key against the source table", got, r.want)
+		sameRows(t, what+": the upsert-kafka topic's last value per key against the source table", accountRows(last), r.want)
 	}
 
 	// The totals per owner: the last value per owner of the topic.
@@ -200,45 +201,20 @@ func TestCDCMirrorCrashIsExactlyOnce(t *testing.T) {
 		t.Skip("crash test: runs child processes")
 	}
 	r := newCDCCrashRig(t)
-	minKills := max(10, *chaosKills/2)
-	rng := rand.New(rand.NewPCG(43, 5))
-	kills, rounds, recovered := 0, 0, false
-	start := time.Now()
-	for kills < minKills {
-		rounds++
-		if rounds > 3*minKills {
-			t.Fatalf("only %d kills in %d rounds: the job ends before the kills land", kills, rounds-1)
-		}
+	killSQLRounds(t, rand.New(rand.NewPCG(43, 5)), max(10, *chaosKills/2), r.killWithin, func() ([]string, func(string)) {
 		script, wh, cp, out := r.fresh(t)
-		k, rec := killSQLRound(t, rng, r.args(script, cp), min(5, minKills-kills), r.killWithin)
-		kills += k
-		recovered = recovered || rec
-		r.check(t, fmt.Sprintf("round %d, after %d kills in all", rounds, kills), wh, out)
-	}
-	if !recovered {
-		t.Fatal("no restart recovered from a checkpoint: the kills came too early to test recovery")
-	}
-	t.Logf("%d random kills in %d rounds, %.1fs", kills, rounds, time.Since(start).Seconds())
+		return r.args(script, cp), func(what string) { r.check(t, what, wh, out) }
+	})
 
 	// The protocol points where the outputs and the checkpoints disagree:
 	// the epoch's manifest written but nothing committed; the Iceberg
 	// snapshot or some Kafka transactions committed and not the rest;
-	// the next epoch's records in open transactions.
-	// Each Kafka sink subtask hits next-epoch-written once an epoch: its
-	// sixth hit comes after the first manifests.
+	// the next epoch's records in open transactions. Each Kafka sink
+	// subtask hits next-epoch-written once an epoch: its sixth hit comes
+	// after the first manifests.
 	for _, point := range []string{failpoint.AfterManifest + "@3", failpoint.MidCommit + "@3", failpoint.NextEpochWritten + "@6"} {
 		script, wh, cp, out := r.fresh(t)
-		c := startWeir(t, []string{"WEIR_FAILPOINT=" + point}, r.args(script, cp)...)
-		if err := c.wait(t); !errors.Is(err, errKilled) {
-			t.Fatalf("%s: the job was not killed at the failpoint: %v\n%s", point, err, c.out.String())
-		}
-		c = startWeir(t, nil, r.args(script, cp)...)
-		if err := c.wait(t); err != nil {
-			t.Fatalf("%s: the restart failed: %v\n%s", point, err, c.out.String())
-		}
-		if !strings.Contains(c.out.String(), "recovering from the checkpoint") {
-			t.Fatalf("%s: the restart did not recover from a checkpoint:\n%s", point, c.out.String())
-		}
+		killAtFailpoint(t, point, r.args(script, cp))
 		r.check(t, "killed at "+point, wh, out)
 	}
 }

@@ -263,6 +263,49 @@ func killSQLRound(t *testing.T, rng *rand.Rand, args []string, maxKills int, wit
 	return kills, recovered || strings.Contains(c.out.String(), "recovering from the checkpoint")
 }
 
+// killSQLRounds runs rounds of killSQLRound, each on fresh outputs that
+// round returns (the job's arguments and a check of what the round left),
+// until at least minKills kills; every round's outputs are checked after
+// its completed run. Some restart must have recovered from a checkpoint.
+func killSQLRounds(t *testing.T, rng *rand.Rand, minKills int, within time.Duration, round func() (args []string, check func(what string))) {
+	t.Helper()
+	kills, rounds, recovered := 0, 0, false
+	start := time.Now()
+	for kills < minKills {
+		rounds++
+		if rounds > 3*minKills {
+			t.Fatalf("only %d kills in %d rounds: the job ends before the kills land", kills, rounds-1)
+		}
+		args, check := round()
+		k, rec := killSQLRound(t, rng, args, min(5, minKills-kills), within)
+		kills += k
+		recovered = recovered || rec
+		check(fmt.Sprintf("round %d, after %d kills in all", rounds, kills))
+	}
+	if !recovered {
+		t.Fatal("no restart recovered from a checkpoint: the kills came too early to test recovery")
+	}
+	t.Logf("%d random kills in %d rounds, %.1fs", kills, rounds, time.Since(start).Seconds())
+}
+
+// killAtFailpoint runs args with WEIR_FAILPOINT=point ("name@n"), which
+// must kill the job, then restarts it to its end, which must recover
+// from a checkpoint.
+func killAtFailpoint(t *testing.T, point string, args []string) {
+	t.Helper()
+	c := startWeir(t, []string{"WEIR_FAILPOINT=" + point}, args...)
+	if err := c.wait(t); !errors.Is(err, errKilled) {
+		t.Fatalf("%s: the job was not killed at the failpoint: %v\n%s", point, err, c.out.String())
+	}
+	c = startWeir(t, nil, args...)
+	if err := c.wait(t); err != nil {
+		t.Fatalf("%s: the restart failed: %v\n%s", point, err, c.out.String())
+	}
+	if !strings.Contains(c.out.String(), "recovering from the checkpoint") {
+		t.Fatalf("%s: the restart did not recover from a checkpoint:\n%s", point, c.out.String())
+	}
+}
+
 // The issue's crash test: a job file reading Kafka, aggregating in
 // event-time windows in SQL and writing Iceberg, run with `weir run` and
 // killed with SIGKILL at random moments (at least 10 times, in rounds of
@@ -276,25 +319,10 @@ func TestSQLRunKafkaToIcebergCrashIsExactlyOnce(t *testing.T) {
 		t.Skip("crash test: runs child processes")
 	}
 	r := newSQLCrashRig(t)
-	minKills := max(10, *chaosKills/2)
-	rng := rand.New(rand.NewPCG(29, 4))
-	kills, rounds, recovered := 0, 0, false
-	start := time.Now()
-	for kills < minKills {
-		rounds++
-		if rounds > 3*minKills {
-			t.Fatalf("only %d kills in %d rounds: the job ends before the kills land", kills, rounds-1)
-		}
+	killSQLRounds(t, rand.New(rand.NewPCG(29, 4)), max(10, *chaosKills/2), r.killWithin, func() ([]string, func(string)) {
 		script, wh, cp := r.fresh(t)
-		k, rec := killSQLRound(t, rng, r.args(script, cp), min(5, minKills-kills), r.killWithin)
-		kills += k
-		recovered = recovered || rec
-		sameRows(t, fmt.Sprintf("round %d, after %d kills in all", rounds, kills), sqlStatsRows(t, wh), r.want)
-	}
-	if !recovered {
-		t.Fatal("no restart recovered from a checkpoint: the kills came too early to test recovery")
-	}
-	t.Logf("%d random kills in %d rounds, %.1fs", kills, rounds, time.Since(start).Seconds())
+		return r.args(script, cp), func(what string) { sameRows(t, what, sqlStatsRows(t, wh), r.want) }
+	})
 
 	// The protocol points where the table and the checkpoints disagree:
 	// the epoch's manifest is written but its snapshot not committed,
@@ -302,17 +330,7 @@ func TestSQLRunKafkaToIcebergCrashIsExactlyOnce(t *testing.T) {
 	// a crash-free run commits as few as two or three epochs with rows.
 	for _, point := range []string{failpoint.AfterManifest, failpoint.MidCommit} {
 		script, wh, cp := r.fresh(t)
-		c := startWeir(t, []string{"WEIR_FAILPOINT=" + point + "@2"}, r.args(script, cp)...)
-		if err := c.wait(t); !errors.Is(err, errKilled) {
-			t.Fatalf("%s: the job was not killed at the failpoint: %v\n%s", point, err, c.out.String())
-		}
-		c = startWeir(t, nil, r.args(script, cp)...)
-		if err := c.wait(t); err != nil {
-			t.Fatalf("%s: the restart failed: %v\n%s", point, err, c.out.String())
-		}
-		if !strings.Contains(c.out.String(), "recovering from the checkpoint") {
-			t.Fatalf("%s: the restart did not recover from a checkpoint:\n%s", point, c.out.String())
-		}
+		killAtFailpoint(t, point+"@2", r.args(script, cp))
 		sameRows(t, "killed at "+point, sqlStatsRows(t, wh), r.want)
 	}
 }

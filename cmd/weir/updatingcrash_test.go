@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -331,39 +330,14 @@ func TestSQLRunUpdatingAggregateToDebeziumCrashIsExactlyOnce(t *testing.T) {
 			sameRows(t, what+": "+tbl.name, got[tbl.name], r.want[tbl.name])
 		}
 	}
-	minKills := max(10, *chaosKills/2)
-	rng := rand.New(rand.NewPCG(31, 7))
-	kills, rounds, recovered := 0, 0, false
-	start := time.Now()
-	for kills < minKills {
-		rounds++
-		if rounds > 3*minKills {
-			t.Fatalf("only %d kills in %d rounds: the job ends before the kills land", kills, rounds-1)
-		}
+	killSQLRounds(t, rand.New(rand.NewPCG(31, 7)), max(10, *chaosKills/2), r.killWithin, func() ([]string, func(string)) {
 		script, cp, out := r.fresh(t)
-		k, rec := killSQLRound(t, rng, r.args(script, cp), min(5, minKills-kills), r.killWithin)
-		kills += k
-		recovered = recovered || rec
-		check(fmt.Sprintf("round %d, after %d kills in all", rounds, kills), out)
-	}
-	if !recovered {
-		t.Fatal("no restart recovered from a checkpoint: the kills came too early to test recovery")
-	}
-	t.Logf("%d random kills in %d rounds, %.1fs", kills, rounds, time.Since(start).Seconds())
+		return r.args(script, cp), func(what string) { check(what, out) }
+	})
 
 	for _, point := range []string{failpoint.AfterManifest, failpoint.MidCommit, failpoint.NextEpochWritten} {
 		script, cp, out := r.fresh(t)
-		c := startWeir(t, []string{"WEIR_FAILPOINT=" + point + "@3"}, r.args(script, cp)...)
-		if err := c.wait(t); !errors.Is(err, errKilled) {
-			t.Fatalf("%s: the job was not killed at the failpoint: %v\n%s", point, err, c.out.String())
-		}
-		c = startWeir(t, nil, r.args(script, cp)...)
-		if err := c.wait(t); err != nil {
-			t.Fatalf("%s: the restart failed: %v\n%s", point, err, c.out.String())
-		}
-		if !strings.Contains(c.out.String(), "recovering from the checkpoint") {
-			t.Fatalf("%s: the restart did not recover from a checkpoint:\n%s", point, c.out.String())
-		}
+		killAtFailpoint(t, point+"@3", r.args(script, cp))
 		check("killed at "+point, out)
 	}
 }
