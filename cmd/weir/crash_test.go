@@ -111,7 +111,8 @@ type killRoundOptions struct {
 // killRoundResult is what a round of kills did.
 type killRoundResult struct {
 	kills     int
-	recovered bool // some restart recovered from a checkpoint
+	recovered bool   // some restart recovered from a checkpoint
+	out       string // the output of the run that completed
 }
 
 // maxKillsPerRound is how many kills a round makes at most before it
@@ -136,6 +137,7 @@ func killRound(t *testing.T, rng *rand.Rand, args []string, o killRoundOptions) 
 			// little before the next kill lands, so let this run finish.
 			switch err := c.wait(t); {
 			case err == nil:
+				r.out = c.out.String()
 				return r
 			case o.tolerateFailures:
 				t.Logf("a run failed (started again): %v\n%s", err, c.out.String())
@@ -161,6 +163,7 @@ func killRound(t *testing.T, rng *rand.Rand, args []string, o killRoundOptions) 
 				o.afterKill(attempt)
 			}
 		case err == nil:
+			r.out = c.out.String()
 			return r
 		case o.tolerateFailures:
 			t.Logf("a run failed (started again): %v\n%s", err, c.out.String())

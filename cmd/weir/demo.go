@@ -96,6 +96,7 @@ gives. --fresh starts over.`,
 	f.DurationVar(&o.checkpoint, "checkpoint-interval", time.Second, "how often an epoch closes and its windows commit to the table")
 	f.Float64Var(&o.rate, "rate", 100_000, "events per second the producer generates (0: as fast as it can)")
 	f.BoolVar(&o.fresh, "fresh", false, "delete DIR first and start over")
+	cmd.AddCommand(newDemoCDCCommand())
 	return cmd
 }
 
@@ -129,8 +130,8 @@ func runDemo(cmd *cobra.Command, o demoOptions) error {
 	fmt.Fprintf(out, "demo: embedded Kafka on %s, data in %s\n", strings.Join(brokers, ","), filepath.Join(o.dir, "kafka"))
 
 	bids := nexmark.CountOf(nexmark.BidEvent, o.events)
-	if err := createDemoTopic(ctx, brokers, o); err != nil {
-		return err
+	if err := createTopic(ctx, brokers, demoTopic, o.partitions); err != nil {
+		return fmt.Errorf("demo: %w", err)
 	}
 	// The producer feeds the topic at --rate while the job reads it.
 	pctx, stopProducer := context.WithCancel(ctx)
@@ -155,21 +156,40 @@ func runDemo(cmd *cobra.Command, o demoOptions) error {
 	return demoSummary(ctx, out, o, bids)
 }
 
-// createDemoTopic creates the bids topic when missing.
-func createDemoTopic(ctx context.Context, brokers []string, o demoOptions) error {
+// createTopic creates a topic of the embedded broker when missing.
+func createTopic(ctx context.Context, brokers []string, topic string, partitions int) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	resp, err := kadm.NewClient(cl).CreateTopic(ctx, int32(o.partitions), 1, nil, demoTopic)
+	resp, err := kadm.NewClient(cl).CreateTopic(ctx, int32(partitions), 1, nil, topic)
 	if err == nil {
 		err = resp.Err
 	}
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-		return fmt.Errorf("demo: create topic %s: %w", demoTopic, err)
+		return fmt.Errorf("create topic %s: %w", topic, err)
 	}
 	return nil
+}
+
+// topicEndOffsets are the end offsets of a topic's partitions 0 to
+// partitions-1: what an interrupted producer already wrote.
+func topicEndOffsets(ctx context.Context, cl *kgo.Client, topic string, partitions int) ([]int64, error) {
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("end offsets of %s: %w", topic, err)
+	}
+	have := make([]int64, partitions)
+	ends.Each(func(lo kadm.ListedOffset) {
+		if int(lo.Partition) < len(have) {
+			have[lo.Partition] = lo.Offset
+		}
+	})
+	return have, nil
 }
 
 // demoEndOffsets are the partitions' end offsets once every bid is in:
@@ -201,16 +221,10 @@ func produceBids(ctx context.Context, out io.Writer, brokers []string, o demoOpt
 		return err
 	}
 	defer cl.Close()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, demoTopic)
+	have, err := topicEndOffsets(ctx, cl, demoTopic, o.partitions)
 	if err != nil {
-		return fmt.Errorf("demo: end offsets of %s: %w", demoTopic, err)
+		return fmt.Errorf("demo: %w", err)
 	}
-	have := make([]int64, o.partitions)
-	ends.Each(func(lo kadm.ListedOffset) {
-		if int(lo.Partition) < len(have) {
-			have[lo.Partition] = lo.Offset
-		}
-	})
 	gen, err := nexmark.New(nexmark.Config{Events: o.events, Splits: 1, RateLimit: o.rate})
 	if err != nil {
 		return err
@@ -390,39 +404,10 @@ func runDemoJob(ctx context.Context, out io.Writer, brokers []string, o demoOpti
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	var (
-		jobMu sync.Mutex
-		job   *arrowflow.Job
-	)
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			jobMu.Lock()
-			j := job
-			jobMu.Unlock()
-			if j != nil {
-				fmt.Fprintln(out, demoProgress(ctx, j, src, adm))
-			}
-		}
-	}()
-	base := arrowflow.Options{Allocator: memory.DefaultAllocator}
 	flags := checkpointFlags{dir: filepath.Join(o.dir, "checkpoints"), interval: o.checkpoint, retain: 3}
-	j, err := runWithCheckpointsHook(ctx, out, g, flags, base, func(j *arrowflow.Job) {
-		jobMu.Lock()
-		job = j
-		jobMu.Unlock()
+	j, err := runWithProgress(ctx, out, g, flags, func(j *arrowflow.Job) string {
+		return demoProgress(ctx, j, src, adm)
 	})
-	close(stop)
-	<-done
 	return j, src, err
 }
 

@@ -22,14 +22,20 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func runCLI(t *testing.T, args ...string) (string, error) {
+func runCLI(t testing.TB, args ...string) (string, error) {
 	t.Helper()
+	return runCLIContext(context.Background(), args...)
+}
+
+// runCLIContext runs the weir command line with args under ctx and
+// returns its output (stdout and stderr).
+func runCLIContext(ctx context.Context, args ...string) (string, error) {
 	cmd := newRootCommand()
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
 	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(context.Background())
+	err := cmd.ExecuteContext(ctx)
 	return out.String(), err
 }
 
