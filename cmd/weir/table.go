@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -899,12 +900,53 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 type compactOptions struct {
 	targetFileSize int64
 	minInputFiles  int
+	// watch: keep running, a round every interval (after the end of the
+	// previous one), at most maxRounds rounds (0: no limit).
+	watch     bool
+	interval  time.Duration
+	maxRounds int
 }
+
+// check validates the flags.
+func (o compactOptions) check(cmd *cobra.Command) error {
+	if o.targetFileSize < 0 {
+		return fmt.Errorf("--target-file-size must not be negative, got %d", o.targetFileSize)
+	}
+	if o.minInputFiles < 1 {
+		return fmt.Errorf("--min-input-files must be at least 1, got %d", o.minInputFiles)
+	}
+	if !o.watch {
+		for _, name := range []string{"interval", "max-rounds"} {
+			if cmd != nil && cmd.Flags().Changed(name) {
+				return fmt.Errorf("--%s applies only with --watch", name)
+			}
+		}
+		return nil
+	}
+	if o.interval <= 0 {
+		return fmt.Errorf("--interval must be positive with --watch, got %s", o.interval)
+	}
+	if o.maxRounds < 0 {
+		return fmt.Errorf("--max-rounds must not be negative (0: no limit), got %d", o.maxRounds)
+	}
+	return nil
+}
+
+// errCompactBeaten is wrapped in the error of a compaction that gave up
+// because concurrent commits beat each of its attempts: nothing of it was
+// committed, and its new files are deleted.
+var errCompactBeaten = errors.New("gave up")
 
 func newTableCompactCommand(t *tableTarget) *cobra.Command {
 	o := compactOptions{}
+	run := tableRunE(t, "compact", func(cmd *cobra.Command, it *catalogTable) error {
+		if o.watch {
+			return watchCompactions(cmd.Context(), cmd.OutOrStdout(), it, o)
+		}
+		return compactIceberg(cmd.Context(), cmd.OutOrStdout(), it, o)
+	}, nil)
 	cmd := &cobra.Command{
-		Use:   "compact [--target-file-size BYTES] [--min-input-files N]",
+		Use:   "compact [--target-file-size BYTES] [--min-input-files N] [--watch [--interval D] [--max-rounds N]]",
 		Short: "Rewrite an Iceberg table's small data files into larger ones",
 		Long: `Rewrites the small data files of an Iceberg table's current snapshot
 into files of about --target-file-size, in one replace snapshot: the rows
@@ -920,24 +962,55 @@ refused; if the rewritten files are still in the table with the same
 deletes, the rewrite is committed again on the table as it is then (a
 job's appends do not touch them), else the new files are deleted and the
 compaction starts over (at most 5 attempts in all). The replaced files
-stay until their snapshots expire (weir table expire).`,
+stay until their snapshots expire (weir table expire).
+
+With --watch it keeps running next to the job: a compaction round at
+once, then one --interval after the end of each round, each on the table
+as the catalog has it then. It prints a line for each round that rewrote
+files, and one when a round finds nothing to compact after one that did.
+A round whose attempts all lose to concurrent commits is reported, and
+the next round tries again; any other error (table gone, catalog
+unreachable) stops the watch with that error. Ctrl-C (SIGINT) or SIGTERM
+stops it with exit status 0; the files of a rewrite not committed yet are
+deleted. --max-rounds bounds the rounds. --watch only compacts: it does
+not expire snapshots, so the replaced files stay on disk until weir table
+expire deletes them.`,
 		Args: cobra.NoArgs,
-		RunE: tableRunE(t, "compact", func(cmd *cobra.Command, it *catalogTable) error {
-			return compactIceberg(cmd.Context(), cmd.OutOrStdout(), it, o)
-		}, nil),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.check(cmd); err != nil {
+				return fmt.Errorf("table compact: %w", err)
+			}
+			return run(cmd, args)
+		},
 	}
 	f := cmd.Flags()
 	f.Int64Var(&o.targetFileSize, "target-file-size", 0, "size of the files to write, in bytes (0: the table's write.target-file-size-bytes, 512 MiB by default)")
 	f.IntVar(&o.minInputFiles, "min-input-files", int(compaction.DefaultMinInputFiles), "fewest small files in a partition worth rewriting (at least 1)")
+	f.BoolVar(&o.watch, "watch", false, "keep running: a compaction round every --interval until stopped (Ctrl-C, SIGTERM) or --max-rounds; does not expire snapshots")
+	f.DurationVar(&o.interval, "interval", time.Minute, "with --watch: the pause after each round before the next, a Go duration (30s, 5m; more than 0)")
+	f.IntVar(&o.maxRounds, "max-rounds", 0, "with --watch: stop after this many rounds (0: no limit)")
 	return cmd
 }
 
 func compactIceberg(ctx context.Context, out io.Writer, it *catalogTable, o compactOptions) error {
-	if o.targetFileSize < 0 {
-		return fmt.Errorf("--target-file-size must not be negative, got %d", o.targetFileSize)
-	}
-	if o.minInputFiles < 1 {
-		return fmt.Errorf("--min-input-files must be at least 1, got %d", o.minInputFiles)
+	_, err := compactOnce(ctx, out, out, it, o)
+	return err
+}
+
+// compactResult is what one compaction did.
+type compactResult struct {
+	committed bool // a rewrite was committed
+	recommits int  // commits of a written rewrite redone after concurrent commits
+	rewrites  int  // rewrites deleted and written again after concurrent commits
+}
+
+// compactOnce compacts it.tbl in one commit, trying again after
+// concurrent commits. out gets the report (or why there is nothing to
+// compact), progress the attempts again.
+func compactOnce(ctx context.Context, out, progress io.Writer, it *catalogTable, o compactOptions) (compactResult, error) {
+	var res compactResult
+	if err := o.check(nil); err != nil {
+		return res, err
 	}
 	var w *compactionWork
 	defer func() {
@@ -953,59 +1026,149 @@ func compactIceberg(ctx context.Context, out io.Writer, it *catalogTable, o comp
 	// after each concurrent commit that leaves it valid, up to
 	// compactRecommits times: a job committing an epoch every few seconds
 	// beats a slow rewrite's first commit often, and its next one seldom.
-	attempt, recommits := 1, 0
+	attempt := 1
 	for {
 		if w == nil {
 			var err error
 			if w, err = planAndRewrite(ctx, out, it, o); err != nil || w == nil {
-				return err
+				return res, err
 			}
 		}
 		next, err := w.commit(ctx, it.tbl)
 		if next != nil {
 			committed := w
 			w = nil
+			res.committed = true
 			committed.report(out, next)
 			it.tbl = next
 			if err != nil {
-				return fmt.Errorf("%s: committed, but: %w", it.where, err)
+				return res, fmt.Errorf("%s: committed, but: %w", it.where, err)
 			}
-			return nil
+			return res, nil
 		}
 		if !tableCommitConflict(err) {
 			// The catalog may have taken the commit after all: the new
 			// files stay (an orphan file cleanup removes them if not).
 			w = nil
-			return fmt.Errorf("%s: commit: %w", it.where, err)
+			return res, fmt.Errorf("%s: commit: %w", it.where, err)
 		}
 		// A short random wait: writers committing in step keep colliding.
-		if err := sleepCtx(ctx, time.Duration(2+mrand.IntN(10*min(recommits+1, 10)))*time.Millisecond); err != nil {
-			return err
+		if err := sleepCtx(ctx, time.Duration(2+mrand.IntN(10*min(res.recommits+1, 10)))*time.Millisecond); err != nil {
+			return res, err
 		}
 		if err := it.reload(ctx); err != nil {
-			return err
+			return res, err
 		}
 		ok, err := w.stillApplies(ctx, it.tbl)
 		if err != nil {
-			return fmt.Errorf("%s: %w", it.where, err)
+			return res, fmt.Errorf("%s: %w", it.where, err)
 		}
-		if ok && recommits < compactRecommits {
-			recommits++
-			fmt.Fprintf(out, "a concurrent commit changed the table, not the files rewritten: committing again (%d of %d)\n", recommits, compactRecommits)
+		if ok && res.recommits < compactRecommits {
+			res.recommits++
+			fmt.Fprintf(progress, "a concurrent commit changed the table, not the files rewritten: committing again (%d of %d)\n", res.recommits, compactRecommits)
 			continue
 		}
 		if attempt == tableCommitAttempts {
-			return fmt.Errorf("%s: gave up after %d rewrites and %d commits again, each beaten by a concurrent commit: %w", it.where, attempt, recommits, err)
+			return res, fmt.Errorf("%s: %w after %d rewrites and %d commits again, each beaten by a concurrent commit: %w", it.where, errCompactBeaten, attempt, res.recommits, err)
 		}
 		attempt++
 		if err := sleepCtx(ctx, time.Duration(attempt-1)*100*time.Millisecond); err != nil {
-			return err
+			return res, err
 		}
-		fmt.Fprintf(out, "a concurrent commit changed the files rewritten: deleting the new files, rewriting again (attempt %d of %d)\n", attempt, tableCommitAttempts)
+		fmt.Fprintf(progress, "a concurrent commit changed the files rewritten: deleting the new files, rewriting again (attempt %d of %d)\n", attempt, tableCommitAttempts)
+		res.rewrites++
 		err = w.removeNew(ctx)
 		w = nil
 		if err != nil {
-			return fmt.Errorf("%s: deleting the files written for the compaction: %w", it.where, err)
+			return res, fmt.Errorf("%s: deleting the files written for the compaction: %w", it.where, err)
+		}
+	}
+}
+
+// watchCompactions runs compaction rounds on the table until ctx ends
+// (Ctrl-C, SIGTERM: no error) or o.maxRounds rounds ran: the first at
+// once, each next one o.interval after the end of the previous one, on
+// the table reloaded. Each round that rewrote files prints its report as
+// one line; a round that finds nothing to compact prints so only after
+// one that did (or as the first round). A round beaten by concurrent
+// commits on every attempt is reported, and the watch goes on; any other
+// error ends it.
+func watchCompactions(ctx context.Context, out io.Writer, it *catalogTable, o compactOptions) error {
+	if err := o.check(nil); err != nil {
+		return err
+	}
+	limit := "until stopped"
+	if o.maxRounds > 0 {
+		limit = fmt.Sprintf("for at most %s", nOf(o.maxRounds, "round"))
+	}
+	fmt.Fprintf(out, "watching %s: compacting every %s %s (snapshots are not expired: weir table expire does that)\n", it.where, o.interval, limit)
+	var rounds, compacted, beaten int
+	summary := func(how string) {
+		fmt.Fprintf(out, "%s after %s: %d compacted, %d beaten by concurrent commits\n", how, nOf(rounds, "round"), compacted, beaten)
+	}
+	quiet := false // the last round found nothing to compact, and said so
+	for {
+		if rounds > 0 {
+			if sleepCtx(ctx, o.interval) != nil {
+				summary("stopped")
+				return nil
+			}
+		}
+		rounds++
+		start := time.Now()
+		if rounds > 1 {
+			if err := it.reload(ctx); err != nil {
+				if ctx.Err() != nil {
+					rounds--
+					summary("stopped")
+					return nil
+				}
+				return fmt.Errorf("round %d: %w", rounds, err)
+			}
+		}
+		var buf bytes.Buffer
+		res, err := compactOnce(ctx, &buf, io.Discard, it, o)
+		line := fmt.Sprintf("round %d at %s: %s", rounds, start.Format("2006-01-02 15:04:05"),
+			strings.ReplaceAll(strings.TrimSpace(buf.String()), "\n", "; "))
+		var again []string
+		if res.recommits > 0 {
+			again = append(again, "committed again "+nOf(res.recommits, "time"))
+		}
+		if res.rewrites > 0 {
+			again = append(again, "rewritten again "+nOf(res.rewrites, "time"))
+		}
+		if len(again) > 0 {
+			line += " (after concurrent commits: " + strings.Join(again, ", ") + ")"
+		}
+		switch {
+		case ctx.Err() != nil:
+			// Stopped during the round: a rewrite not committed is deleted.
+			if res.committed {
+				compacted++
+				fmt.Fprintln(out, line)
+			}
+			summary("stopped")
+			return nil
+		case errors.Is(err, errCompactBeaten):
+			beaten++
+			quiet = false
+			fmt.Fprintf(out, "%s: %v; the next round tries again\n", line, err)
+		case err != nil:
+			if buf.Len() > 0 {
+				fmt.Fprintln(out, line)
+			}
+			return fmt.Errorf("round %d: %w", rounds, err)
+		case res.committed:
+			compacted++
+			quiet = false
+			fmt.Fprintln(out, line)
+		case !quiet:
+			quiet = true
+			fmt.Fprintln(out, line+" (quiet until a round compacts)")
+		}
+		if o.maxRounds > 0 && rounds >= o.maxRounds {
+			summary("done")
+			return nil
 		}
 	}
 }

@@ -861,6 +861,14 @@ func TestTableRejectsBadFlags(t *testing.T) {
 		{[]string{"expire", "--table", tableTestName, "--warehouse", wh, "--retain-last", "0"}, "--retain-last must be at least 1"},
 		{[]string{"expire", "--table", tableTestName, "--warehouse", wh, "--older-than", "-1h"}, "--older-than must not be negative"},
 		{[]string{"compact", "--table", tableTestName, "--warehouse", wh, "--min-input-files", "0"}, "--min-input-files must be at least 1"},
+		{[]string{"compact", "--table", tableTestName, "--warehouse", wh, "--interval", "1s"}, "table compact: --interval applies only with --watch"},
+		{[]string{"compact", "--table", tableTestName, "--warehouse", wh, "--max-rounds", "3"}, "table compact: --max-rounds applies only with --watch"},
+		{[]string{"compact", "--table", tableTestName, "--warehouse", wh, "--watch", "--interval", "0"}, "--interval must be positive with --watch, got 0s"},
+		{[]string{"compact", "--table", tableTestName, "--warehouse", wh, "--watch", "--interval", "-1m"}, "--interval must be positive with --watch"},
+		{[]string{"compact", "--table", tableTestName, "--warehouse", wh, "--watch", "--interval", "soon"}, `invalid argument "soon" for "--interval"`},
+		{[]string{"compact", "--table", tableTestName, "--warehouse", wh, "--watch", "--max-rounds", "-1"}, "--max-rounds must not be negative"},
+		{[]string{"compact", "--table", tableTestName, "--warehouse", wh, "--watch", "--min-input-files", "0"}, "--min-input-files must be at least 1"},
+		{[]string{"compact", "--table", "db.missing", "--warehouse", wh, "--watch", "--max-rounds", "1"}, "table db.missing in the sql catalog"},
 		{[]string{"head", "--table", tableTestName, "--warehouse", wh, "-n", "-1"}, "-n must be at least 0"},
 	} {
 		out, err := runCLI(t, append([]string{"table"}, c.args...)...)
@@ -1190,4 +1198,105 @@ func TestTableCompactNextToUpsertJob(t *testing.T) {
 	}
 	t.Logf("%d compactions next to %d epochs (%d states checked), %d commits again, %d rewrites again", compactions, epochs, checked,
 		strings.Count(outs.String(), "committing again"), strings.Count(outs.String(), "rewriting again"))
+}
+
+// `weir table compact --watch` next to a job committing upserts and
+// deletes every 40 ms: its rounds (every 50 ms) compact again and again
+// as the job goes, a round beaten by the job is no error, and after the
+// job ended and a round compacted its last files, Ctrl-C stops the watch
+// with no error. The table then equals the reference of the last epoch,
+// in a few files.
+func TestTableCompactWatchNextToUpsertJob(t *testing.T) {
+	ctx := context.Background()
+	wh := filepath.Join(t.TempDir(), "wh")
+	j := newUpsertJob(t, wh)
+	const epochs = 40
+	for range 3 {
+		if err := j.epoch(ctx, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := startInProcess(t, "table", "compact", "--watch", "--interval", "50ms", "--max-rounds", "100000", "--min-input-files", "2",
+		"--warehouse", wh, "--table", "db.t")
+	done := make(chan error, 1)
+	go func() {
+		for e := 4; e <= epochs; e++ {
+			if err := j.epoch(ctx, 2); err != nil {
+				done <- err
+				return
+			}
+			time.Sleep(40 * time.Millisecond) // a job's checkpoint interval
+		}
+		done <- nil
+	}()
+	var jobErr error
+	select {
+	case jobErr = <-done:
+	case err := <-p.done:
+		<-done
+		t.Fatalf("the watch ended while the job ran: %v\n%s", err, p.out.String())
+	}
+	if jobErr != nil {
+		t.Fatalf("the job next to the watch: %v\n%s", jobErr, p.out.String())
+	}
+	// The job's last files are compacted by a round that planned after
+	// its last commit.
+	cat := openTestCatalog(t, wh)
+	waitFor(t, "a round compacting the job's last epoch", func() bool {
+		tbl, err := cat.LoadTable(ctx, catalog.ToIdentifier("db.t"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := strconv.Atoi(tbl.CurrentSnapshot().Summary.Properties["total-data-files"])
+		return tbl.CurrentSnapshot().Summary.Operation == table.OpReplace && n <= 2
+	})
+	p.cancel()
+	if err := p.wait(t); err != nil {
+		t.Fatalf("the watch stopped with %v, want no error\n%s", err, p.out.String())
+	}
+	out := p.out.String()
+	rows, e, _ := upsertTableState(t, wh)
+	if ref, _ := j.ref(epochs); e != epochs || !maps.Equal(rows, ref) {
+		t.Fatalf("after the watch, epoch %d: %d rows, the reference %d\n%s", e, len(rows), len(ref), out)
+	}
+	rounds := strings.Count(out, "rewrote")
+	if rounds < 3 {
+		t.Errorf("%d rounds compacted next to %d epochs, want several\n%s", rounds, epochs, out)
+	}
+	tbl, err := cat.LoadTable(ctx, catalog.ToIdentifier("db.t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files := dataFiles(t, tbl); files > 2 {
+		t.Errorf("%d data files after the watch, want a few (the job wrote up to %d)\n%s", files, 2*epochs, out)
+	}
+	if !strings.Contains(out, "watching table db.t in the sql catalog") || !regexp.MustCompile(`stopped after \d+ rounds: \d+ compacted`).MatchString(out) {
+		t.Errorf("the watch did not announce its start or its stop:\n%s", out)
+	}
+	beaten := strings.Count(out, "the next round tries again")
+	if n := strings.Count(out, "nothing to compact"); n > rounds+beaten+1 {
+		t.Errorf("%d rounds said nothing to compact, with %d compacting and %d beaten: want at most one after each\n%s", n, rounds, beaten, out)
+	}
+	t.Logf("%d compacting rounds next to %d epochs, %d beaten:\n%s", rounds, epochs, beaten, out)
+}
+
+// --max-rounds ends the watch (no error) after that many rounds, the
+// first one compacting and the next ones quiet; cancelling the context
+// (Ctrl-C) during the pause ends it with no error too.
+func TestTableCompactWatchMaxRoundsAndCancel(t *testing.T) {
+	wh := newTestIcebergTable(t)
+	out := tableCLI(t, "compact", "--table", tableTestName, "--warehouse", wh, "--min-input-files", "2", "--watch", "--interval", "10ms", "--max-rounds", "4")
+	if strings.Count(out, "rewrote") != 1 || strings.Count(out, "nothing to compact") != 1 || !strings.Contains(out, "done after 4 rounds: 1 compacted, 0 beaten by concurrent commits") {
+		t.Fatalf("4 rounds on a table of %d small files: want 1 compacting, 1 saying nothing to compact, then quiet:\n%s", tableTestEpochs, out)
+	}
+	if got := scanRows(t, loadTestTable(t, wh)); !slices.Equal(got, tableTestWant(tableTestEpochs)) {
+		t.Fatalf("rows after the watch: %d, want %d", len(got), len(tableTestWant(tableTestEpochs)))
+	}
+	p := startInProcess(t, "table", "compact", "--table", tableTestName, "--warehouse", wh, "--watch", "--interval", "1h")
+	waitFor(t, "the first round", func() bool { return strings.Contains(p.out.String(), "round 1 at") })
+	start := time.Now()
+	p.cancel()
+	if err := p.wait(t); err != nil || time.Since(start) > 5*time.Second || !strings.Contains(p.out.String(), "stopped after 1 round: 0 compacted") {
+		t.Fatalf("cancelled after its first round: %v after %v, want no error at once\n%s", err, time.Since(start), p.out.String())
+	}
 }
