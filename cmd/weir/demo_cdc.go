@@ -505,7 +505,7 @@ func loadAndScan(ctx context.Context, cat catalog.Catalog, name string, row func
 	}
 	deletes := map[string]bool{}
 	for _, t := range tasks {
-		for _, p := range append(deletePaths(t), paths(t.EqualityDeleteFiles)...) {
+		for _, p := range append(icebergsink.DeleteFilePaths(t), icebergsink.FilePaths(t.EqualityDeleteFiles)...) {
 			deletes[p] = true
 		}
 	}

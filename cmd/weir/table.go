@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"maps"
-	mrand "math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -24,9 +23,7 @@ import (
 	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
-	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
-	"github.com/apache/iceberg-go/table/compaction"
 	"github.com/spf13/cobra"
 
 	"github.com/weirflow/weir/internal/redact"
@@ -34,16 +31,11 @@ import (
 	"github.com/weirflow/weir/sinks/parquet"
 )
 
-// tableCommitAttempts bounds the catalog commits `weir table expire` and
-// `weir table compact` try when a concurrent commit (a running job's
+// tableCommitAttempts bounds the catalog commits `weir table expire`
+// tries when a concurrent commit (a running job's
 // epoch) wins the race: each attempt works on the table as the catalog
 // has it then.
 const tableCommitAttempts = 5
-
-// compactRecommits bounds the commits of one written compaction that
-// `weir table compact` tries again after concurrent commits that leave
-// it valid (appends, equality deletes).
-const compactRecommits = 50
 
 // tableTarget is the table a `weir table` subcommand works on: an Iceberg
 // table in a catalog (--table) or a Parquet sink folder (--path).
@@ -58,6 +50,7 @@ var tableCatalogFlags = []string{"warehouse", "catalog-uri", "catalog-type", "ca
 func (t *tableTarget) register(cmd *cobra.Command) {
 	f := cmd.PersistentFlags()
 	t.ice.register(f)
+	f.Lookup("table").Usage = "Iceberg table namespace.name to inspect or maintain (instead of --path)"
 	f.StringVar(&t.path, "path", "", "folder of a Parquet table written by weir's Parquet sink (instead of --table)")
 }
 
@@ -932,11 +925,6 @@ func (o compactOptions) check(cmd *cobra.Command) error {
 	return nil
 }
 
-// errCompactBeaten is wrapped in the error of a compaction that gave up
-// because concurrent commits beat each of its attempts: nothing of it was
-// committed, and its new files are deleted.
-var errCompactBeaten = errors.New("gave up")
-
 func newTableCompactCommand(t *tableTarget) *cobra.Command {
 	o := compactOptions{}
 	run := tableRunE(t, "compact", func(cmd *cobra.Command, it *catalogTable) error {
@@ -985,7 +973,7 @@ expire deletes them.`,
 	}
 	f := cmd.Flags()
 	f.Int64Var(&o.targetFileSize, "target-file-size", 0, "size of the files to write, in bytes (0: the table's write.target-file-size-bytes, 512 MiB by default)")
-	f.IntVar(&o.minInputFiles, "min-input-files", int(compaction.DefaultMinInputFiles), "fewest small files in a partition worth rewriting (at least 1)")
+	f.IntVar(&o.minInputFiles, "min-input-files", icebergsink.DefaultMinInputFiles, "fewest small files in a partition worth rewriting (at least 1)")
 	f.BoolVar(&o.watch, "watch", false, "keep running: a compaction round every --interval until stopped (Ctrl-C, SIGTERM) or --max-rounds; does not expire snapshots")
 	f.DurationVar(&o.interval, "interval", time.Minute, "with --watch: the pause after each round before the next, a Go duration (30s, 5m; more than 0)")
 	f.IntVar(&o.maxRounds, "max-rounds", 0, "with --watch: stop after this many rounds (0: no limit)")
@@ -1005,84 +993,47 @@ type compactResult struct {
 }
 
 // compactOnce compacts it.tbl in one commit, trying again after
-// concurrent commits. out gets the report (or why there is nothing to
-// compact), progress the attempts again.
+// concurrent commits (icebergsink.Compact). out gets the report (or why
+// there is nothing to compact), progress the attempts again.
 func compactOnce(ctx context.Context, out, progress io.Writer, it *catalogTable, o compactOptions) (compactResult, error) {
-	var res compactResult
 	if err := o.check(nil); err != nil {
-		return res, err
+		return compactResult{}, err
 	}
-	var w *compactionWork
-	defer func() {
-		if w != nil {
-			// Not committed: the new files are no part of the table.
-			if err := w.removeNew(ctx); err != nil {
-				fmt.Fprintf(out, "warning: deleting the files written for the compaction: %v\n", err)
-			}
-		}
-	}()
-	// A rewrite is planned and written at most tableCommitAttempts times;
-	// once written, it is committed again (on the table as it is then)
-	// after each concurrent commit that leaves it valid, up to
-	// compactRecommits times: a job committing an epoch every few seconds
-	// beats a slow rewrite's first commit often, and its next one seldom.
-	attempt := 1
-	for {
-		if w == nil {
-			var err error
-			if w, err = planAndRewrite(ctx, out, it, o); err != nil || w == nil {
-				return res, err
-			}
-		}
-		next, err := w.commit(ctx, it.tbl)
-		if next != nil {
-			committed := w
-			w = nil
-			res.committed = true
-			committed.report(out, next)
-			it.tbl = next
-			if err != nil {
-				return res, fmt.Errorf("%s: committed, but: %w", it.where, err)
-			}
-			return res, nil
-		}
-		if !tableCommitConflict(err) {
-			// The catalog may have taken the commit after all: the new
-			// files stay (an orphan file cleanup removes them if not).
-			w = nil
-			return res, fmt.Errorf("%s: commit: %w", it.where, err)
-		}
-		// A short random wait: writers committing in step keep colliding.
-		if err := sleepCtx(ctx, time.Duration(2+mrand.IntN(10*min(res.recommits+1, 10)))*time.Millisecond); err != nil {
-			return res, err
-		}
+	r, err := icebergsink.Compact(ctx, it.tbl, func(ctx context.Context) (*table.Table, error) {
 		if err := it.reload(ctx); err != nil {
-			return res, err
+			return nil, err
 		}
-		ok, err := w.stillApplies(ctx, it.tbl)
-		if err != nil {
-			return res, fmt.Errorf("%s: %w", it.where, err)
-		}
-		if ok && res.recommits < compactRecommits {
-			res.recommits++
-			fmt.Fprintf(progress, "a concurrent commit changed the table, not the files rewritten: committing again (%d of %d)\n", res.recommits, compactRecommits)
-			continue
-		}
-		if attempt == tableCommitAttempts {
-			return res, fmt.Errorf("%s: %w after %d rewrites and %d commits again, each beaten by a concurrent commit: %w", it.where, errCompactBeaten, attempt, res.recommits, err)
-		}
-		attempt++
-		if err := sleepCtx(ctx, time.Duration(attempt-1)*100*time.Millisecond); err != nil {
-			return res, err
-		}
-		fmt.Fprintf(progress, "a concurrent commit changed the files rewritten: deleting the new files, rewriting again (attempt %d of %d)\n", attempt, tableCommitAttempts)
-		res.rewrites++
-		err = w.removeNew(ctx)
-		w = nil
-		if err != nil {
-			return res, fmt.Errorf("%s: deleting the files written for the compaction: %w", it.where, err)
-		}
+		return it.tbl, nil
+	}, icebergsink.CompactOptions{
+		TargetFileSize: o.targetFileSize, MinInputFiles: o.minInputFiles,
+		Progress: func(msg string) { fmt.Fprintln(progress, msg) },
+	})
+	if r.Table != nil {
+		it.tbl = r.Table
 	}
+	res := compactResult{committed: r.Committed, recommits: r.Recommits, rewrites: r.Rewrites}
+	switch {
+	case r.Committed:
+		fmt.Fprintf(out, "before: %s, %s (snapshot %d)\n", nOf(r.FilesBefore, "data file"), nOf(r.BytesBefore, "byte"), r.SnapshotRead)
+		fmt.Fprintf(out, "rewrote %s (%s) in %s into %s (%s)", nOf(r.FilesRemoved, "file"), nOf(r.BytesRemoved, "byte"),
+			nOf(r.Groups, "group"), nOf(r.FilesAdded, "file"), nOf(r.BytesAdded, "byte"))
+		if r.DeleteFilesRemoved > 0 {
+			fmt.Fprintf(out, "; removed %s", nOf(r.DeleteFilesRemoved, "delete file"))
+		}
+		fmt.Fprintln(out)
+		if r.FilesAfter >= 0 {
+			fmt.Fprintf(out, "after: %s (snapshot %d)\n", nOf(r.FilesAfter, "data file"), r.SnapshotAfter)
+		}
+		if err != nil {
+			return res, fmt.Errorf("%s: committed, but: %w", it.where, err)
+		}
+	case err == nil:
+		fmt.Fprintf(out, "nothing to compact: %s\n", r.Nothing)
+	}
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", it.where, err)
+	}
+	return res, nil
 }
 
 // watchCompactions runs compaction rounds on the table until ctx ends
@@ -1149,7 +1100,7 @@ func watchCompactions(ctx context.Context, out io.Writer, it *catalogTable, o co
 			}
 			summary("stopped")
 			return nil
-		case errors.Is(err, errCompactBeaten):
+		case errors.Is(err, icebergsink.ErrCompactionBeaten):
 			beaten++
 			quiet = false
 			fmt.Fprintf(out, "%s: %v; the next round tries again\n", line, err)
@@ -1171,245 +1122,4 @@ func watchCompactions(ctx context.Context, out io.Writer, it *catalogTable, o co
 			return nil
 		}
 	}
-}
-
-// compactionWork is a compaction written but not committed: the planned
-// snapshot's small files and the files that replace them.
-type compactionWork struct {
-	where  string
-	fs     iceio.IO
-	snap   *table.Snapshot
-	files  int   // data files of snap
-	bytes  int64 // their size
-	groups []table.CompactionGroupResult
-	// deletes lists, for each rewritten file, the position delete files
-	// and deletion vectors that applied to it when it was read; eqDeletes
-	// the equality delete files.
-	deletes   map[string][]string
-	eqDeletes map[string][]string
-	schemaID  int
-	specID    int
-}
-
-// planAndRewrite plans the compaction of it.tbl's current snapshot and
-// writes the new files; nil when there is nothing to compact.
-func planAndRewrite(ctx context.Context, out io.Writer, it *catalogTable, o compactOptions) (*compactionWork, error) {
-	tbl := it.tbl
-	snap := tbl.CurrentSnapshot()
-	if snap == nil {
-		fmt.Fprintf(out, "nothing to compact: %s has no snapshot\n", it.where)
-		return nil, nil
-	}
-	cfg := compaction.DefaultConfig()
-	target := o.targetFileSize
-	if target == 0 {
-		target = tbl.Properties().GetInt64(table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault)
-	}
-	cfg.TargetFileSizeBytes = target
-	cfg.MinFileSizeBytes = target * 3 / 4
-	cfg.MaxFileSizeBytes = max(target*9/5, target+1)
-	cfg.MinInputFiles = uint(o.minInputFiles)
-
-	tasks, err := planWholeFiles(ctx, tbl)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", it.where, err)
-	}
-	w := &compactionWork{where: it.where, snap: snap, files: len(tasks), deletes: map[string][]string{}, eqDeletes: map[string][]string{},
-		schemaID: tbl.Schema().ID, specID: tbl.Metadata().DefaultPartitionSpec()}
-	for _, task := range tasks {
-		w.bytes += task.File.FileSizeBytes()
-	}
-	plan, err := cfg.PlanCompaction(tasks)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", it.where, err)
-	}
-	if len(plan.Groups) == 0 {
-		fmt.Fprintf(out, "nothing to compact: %s (%s) in snapshot %d; no partition has %d or more files under %s\n",
-			nOf(len(tasks), "data file"), nOf(w.bytes, "byte"), snap.SnapshotID, o.minInputFiles, nOf(cfg.MinFileSizeBytes, "byte"))
-		return nil, nil
-	}
-	if w.fs, err = tbl.FS(ctx); err != nil {
-		return nil, fmt.Errorf("%s: %w", it.where, err)
-	}
-	for _, g := range plan.Groups {
-		for _, task := range g.Tasks {
-			w.deletes[task.File.FilePath()] = deletePaths(task)
-			w.eqDeletes[task.File.FilePath()] = paths(task.EqualityDeleteFiles)
-		}
-		r, err := table.ExecuteCompactionGroup(ctx, tbl,
-			table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes},
-			table.WithCompactionTargetFileSize(target))
-		w.groups = append(w.groups, r)
-		if err != nil {
-			return nil, errors.Join(fmt.Errorf("%s: %w", it.where, err), w.removeNew(ctx))
-		}
-	}
-	return w, nil
-}
-
-// planWholeFiles plans a scan of tbl's current snapshot, one task per
-// data file.
-func planWholeFiles(ctx context.Context, tbl *table.Table) ([]table.FileScanTask, error) {
-	scan := tbl.Scan()
-	defer scan.Close()
-	tasks, err := scan.PlanFiles(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("plan the scan: %w", err)
-	}
-	return wholeFileTasks(tasks), nil
-}
-
-// deletePaths lists the position delete files and deletion vectors that
-// apply to a task's file, sorted.
-func deletePaths(task table.FileScanTask) []string {
-	return paths(append(slices.Clip(task.DeleteFiles), task.DeletionVectorFiles...))
-}
-
-// paths lists the files' paths, sorted.
-func paths(files []iceberg.DataFile) []string {
-	out := make([]string, len(files))
-	for i, df := range files {
-		out[i] = df.FilePath()
-	}
-	slices.Sort(out)
-	return out
-}
-
-// commit commits the rewrite on tbl in one replace snapshot.
-//
-// The new files keep the data sequence number of the snapshot the
-// compaction read (as Iceberg Java's rewrite does by default,
-// 'use-starting-sequence-number'): the equality deletes it applied do not
-// apply to them again, and the ones a job commits after it planned still
-// do. Equality delete files no data file needs once the rewritten ones
-// are gone (by the snapshot read: later data files have higher sequence
-// numbers than any of its deletes) are removed in the same snapshot.
-func (w *compactionWork) commit(ctx context.Context, tbl *table.Table) (*table.Table, error) {
-	// A position delete file can apply to files of several groups, or to
-	// files no group rewrites: remove only those that apply to rewritten
-	// files alone (iceberg-go's per-group lists do not know the others).
-	rewritten := map[string]struct{}{}
-	for _, g := range w.groups {
-		for _, df := range g.OldDataFiles {
-			rewritten[df.FilePath()] = struct{}{}
-		}
-	}
-	dead, err := table.CollectDeadPositionDeletes(ctx, w.fs, tbl.CurrentSnapshot(), rewritten)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", w.where, err)
-	}
-	deadEq, err := compaction.CollectDeadEqualityDeletesWithSpecs(ctx, w.fs, tbl.Metadata(), w.snap, rewritten)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", w.where, err)
-	}
-	txn := tbl.NewTransaction()
-	rw := txn.NewRewrite(nil).DataSequenceNumber(w.snap.SequenceNumber)
-	for _, g := range w.groups {
-		g.SafePosDeletes = nil
-		rw.ApplyResult(g)
-	}
-	if len(dead) > 0 {
-		rw.ApplyResult(table.CompactionGroupResult{SafePosDeletes: dead})
-	}
-	for _, df := range deadEq {
-		rw.DeleteFile(df)
-	}
-	if err := rw.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("%s: %w", w.where, err)
-	}
-	return txn.Commit(ctx)
-}
-
-// stillApplies reports whether the rewrite can be committed on tbl as it
-// is: same schema and partition spec, and every rewritten file still in
-// the table with the same position deletes applying to it and the
-// equality deletes that applied still there. Otherwise the new files
-// could miss rows' deletion (a position delete of a rewritten file added
-// meanwhile) or replace files no longer there. Equality deletes added
-// meanwhile (a job's upserts) are no conflict: they apply to the new
-// files too, which keep the read snapshot's sequence number.
-func (w *compactionWork) stillApplies(ctx context.Context, tbl *table.Table) (bool, error) {
-	if tbl.Schema().ID != w.schemaID || tbl.Metadata().DefaultPartitionSpec() != w.specID || tbl.CurrentSnapshot() == nil {
-		return false, nil
-	}
-	tasks, err := planWholeFiles(ctx, tbl)
-	if err != nil {
-		return false, err
-	}
-	now := make(map[string][]string, len(tasks))
-	nowEq := make(map[string][]string, len(tasks))
-	for _, task := range tasks {
-		now[task.File.FilePath()] = deletePaths(task)
-		nowEq[task.File.FilePath()] = paths(task.EqualityDeleteFiles)
-	}
-	for path, deletes := range w.deletes {
-		cur, ok := now[path]
-		if !ok || !slices.Equal(cur, deletes) {
-			return false, nil
-		}
-		for _, eq := range w.eqDeletes[path] {
-			if _, found := slices.BinarySearch(nowEq[path], eq); !found {
-				return false, nil
-			}
-		}
-	}
-	return true, nil
-}
-
-// removeNew deletes the files the rewrite wrote.
-func (w *compactionWork) removeNew(ctx context.Context) error {
-	var errs []error
-	for _, g := range w.groups {
-		for _, df := range g.NewDataFiles {
-			if err := w.fs.Remove(df.FilePath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// report prints the files before and after the committed rewrite.
-func (w *compactionWork) report(out io.Writer, next *table.Table) {
-	var added, removed int
-	var bytesRemoved, bytesAdded int64
-	for _, g := range w.groups {
-		added += len(g.NewDataFiles)
-		removed += len(g.OldDataFiles)
-		bytesRemoved += g.BytesBefore
-		bytesAdded += g.BytesAfter
-	}
-	fmt.Fprintf(out, "before: %s, %s (snapshot %d)\n", nOf(w.files, "data file"), nOf(w.bytes, "byte"), w.snap.SnapshotID)
-	fmt.Fprintf(out, "rewrote %s (%s) in %s into %s (%s)", nOf(removed, "file"), nOf(bytesRemoved, "byte"),
-		nOf(len(w.groups), "group"), nOf(added, "file"), nOf(bytesAdded, "byte"))
-	if s := next.CurrentSnapshot(); s != nil && s.Summary != nil {
-		if n, _ := strconv.Atoi(s.Summary.Properties["removed-delete-files"]); n > 0 {
-			fmt.Fprintf(out, "; removed %s", nOf(n, "delete file"))
-		}
-		fmt.Fprintln(out)
-		if n, err := strconv.Atoi(s.Summary.Properties["total-data-files"]); err == nil {
-			fmt.Fprintf(out, "after: %s (snapshot %d)\n", nOf(n, "data file"), s.SnapshotID)
-		}
-		return
-	}
-	fmt.Fprintln(out)
-}
-
-// wholeFileTasks merges the byte-range tasks iceberg-go's planner splits
-// a large file into back into one task per file: compaction rewrites and
-// removes whole files, and one file in two tasks of a group would be
-// removed twice.
-func wholeFileTasks(tasks []table.FileScanTask) []table.FileScanTask {
-	out := tasks[:0:0]
-	index := map[string]int{}
-	for _, t := range tasks {
-		path := t.File.FilePath()
-		if i, ok := index[path]; ok {
-			out[i].Start, out[i].Length = 0, t.File.FileSizeBytes()
-			continue
-		}
-		index[path] = len(out)
-		out = append(out, t)
-	}
-	return out
 }

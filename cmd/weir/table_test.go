@@ -221,7 +221,7 @@ func dataFiles(t *testing.T, tbl *table.Table) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return len(wholeFileTasks(tasks))
+	return len(icebergsink.WholeFileTasks(tasks))
 }
 
 // headRows parses the rows of `weir table head` output (header, rows,
