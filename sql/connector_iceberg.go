@@ -2,7 +2,10 @@ package sql
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/weirflow/weir/arrowflow"
 	icebergsink "github.com/weirflow/weir/sinks/iceberg"
@@ -81,9 +84,66 @@ func icebergSink(ctx context.Context, s sinkSpec) (arrowflow.Sink, error) {
 	if v, ok := o.get("format-version"); ok {
 		io.Properties["format-version"] = v
 	}
+	if io.Rewrite, err = icebergMaintenance(o); err != nil {
+		return nil, err
+	}
 	sink, err := icebergsink.New(ctx, io, s.schema)
 	if err != nil {
 		return nil, semErrorf(o.pos, "table %s: %v", s.table, err)
 	}
 	return sink, nil
+}
+
+// icebergMaintenance reads the options of Flink's Iceberg sink
+// maintenance that weir runs: compaction ('flink-maintenance.rewrite.*',
+// icebergsink.RewriteOptions), with Flink's defaults. Expiring snapshots
+// and deleting orphan files in the job are refused with a pointer to
+// `weir table expire`.
+func icebergMaintenance(o *tableOptions) (icebergsink.RewriteOptions, error) {
+	const p = "flink-maintenance.rewrite."
+	r := icebergsink.RewriteOptions{}
+	var err error
+	if r.Enabled, err = o.boolean(p+"enabled", false); err != nil {
+		return r, err
+	}
+	ints := []struct {
+		key string
+		def int64
+		dst func(int64)
+	}{
+		{"schedule.commit-count", icebergsink.DefaultRewriteCommitCount, func(v int64) { r.CommitCount = int(v) }},
+		{"schedule.data-file-count", icebergsink.DefaultRewriteDataFileCount, func(v int64) { r.DataFileCount = int(v) }},
+		{"schedule.interval-second", int64(icebergsink.DefaultRewriteInterval / time.Second), func(v int64) { r.Interval = time.Duration(v) * time.Second }},
+		{"target-file-size-bytes", 0, func(v int64) { r.TargetFileSize = v }},
+		{"min-input-files", int64(icebergsink.DefaultMinInputFiles), func(v int64) { r.MinInputFiles = int(v) }},
+	}
+	for _, opt := range ints {
+		v, err := o.integer(p+opt.key, opt.def)
+		if err != nil {
+			return r, err
+		}
+		least := int64(0)
+		if opt.key == "min-input-files" {
+			least = 1
+		}
+		if v < least {
+			return r, o.errorf(p+opt.key, "%d: must be at least %d", v, least)
+		}
+		opt.dst(v)
+	}
+	if r.Enabled && r.CommitCount == 0 && r.DataFileCount == 0 && r.Interval == 0 {
+		return r, o.errorf(p+"enabled", "no schedule: set one of %sschedule.commit-count, .data-file-count or .interval-second above 0", p)
+	}
+	for _, k := range slices.Sorted(maps.Keys(o.m)) {
+		if !strings.HasPrefix(k, "flink-maintenance.") || o.used[k] {
+			continue
+		}
+		if strings.HasPrefix(k, p) {
+			return r, hinted(o.errorf(k, "weir's compaction does not have this option"),
+				"weir reads "+p+"enabled, schedule.commit-count, schedule.data-file-count, schedule.interval-second, target-file-size-bytes and min-input-files")
+		}
+		return r, hinted(o.errorf(k, "weir runs only the compaction of Flink's sink maintenance (%senabled)", p),
+			"expire snapshots with `weir table expire`, next to the job or from cron (docs/table.md)")
+	}
+	return r, nil
 }

@@ -84,6 +84,11 @@ func TestIcebergOptionsRefused(t *testing.T) {
 		{`'format-version' = '7'`, "option 'format-version': \"7\": want 1, 2 or 3"},
 		{`'write.upsert.enabled' = 'true', 'format-version' = '1'`, "upserts need format version 2"},
 		{`'write.format.default' = 'orc'`, "weir writes Parquet data files only"},
+		{`'flink-maintenance.expire-snapshots.enabled' = 'true'`, "weir runs only the compaction of Flink's sink maintenance"},
+		{`'flink-maintenance.rewrite.partial-progress.enabled' = 'true'`, "weir's compaction does not have this option"},
+		{`'flink-maintenance.rewrite.enabled' = 'true', 'flink-maintenance.rewrite.schedule.commit-count' = '0', 'flink-maintenance.rewrite.schedule.data-file-count' = '0', 'flink-maintenance.rewrite.schedule.interval-second' = '0'`, "no schedule"},
+		{`'flink-maintenance.rewrite.min-input-files' = '0'`, "must be at least 1"},
+		{`'flink-maintenance.rewrite.schedule.commit-count' = 'x'`, "flink-maintenance.rewrite.schedule.commit-count"},
 	} {
 		wh := filepath.Join(t.TempDir(), "wh")
 		script := fmt.Sprintf(`

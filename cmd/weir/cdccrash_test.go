@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/weirflow/weir/internal/cdcgen"
@@ -52,6 +53,8 @@ type cdcCrashRig struct {
 	state      map[int64]cdcgen.Account
 	killWithin time.Duration
 	runs       int
+	// compactions counts the replace snapshots of the tables checked.
+	compactions int
 }
 
 // accountRows formats the table's rows as tableRows formats the Iceberg
@@ -140,6 +143,9 @@ func (r *cdcCrashRig) check(t *testing.T, what, wh, out string) int {
 		if s.Summary != nil && s.Summary.Properties[icebergsink.SummaryJobID] == cdcCrashJob {
 			epochs++
 		}
+		if s.Summary != nil && s.Summary.Operation == table.OpReplace {
+			r.compactions++ // the job's own ('flink-maintenance.rewrite.*')
+		}
 	}
 
 	last := map[int64]cdcgen.Account{}
@@ -217,4 +223,8 @@ func TestCDCMirrorCrashIsExactlyOnce(t *testing.T) {
 		killAtFailpoint(t, point, r.args(script, cp))
 		r.check(t, "killed at "+point, wh, out)
 	}
+	if r.compactions == 0 {
+		t.Fatal("the job never compacted its table: the kills did not meet compactions")
+	}
+	t.Logf("%d compactions by the job in the tables checked", r.compactions)
 }

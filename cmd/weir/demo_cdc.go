@@ -243,7 +243,12 @@ CREATE TABLE accounts_mirror (
     'catalog-database' = 'bank',
     'catalog-table' = 'accounts',
     'format-version' = '2',
-    'write.upsert.enabled' = 'true'
+    'write.upsert.enabled' = 'true',
+    -- the job compacts the table every 5 commits: readers need not
+    -- apply every epoch's equality deletes
+    'flink-maintenance.rewrite.enabled' = 'true',
+    'flink-maintenance.rewrite.schedule.commit-count' = '5',
+    'flink-maintenance.rewrite.min-input-files' = '2'
 );
 
 CREATE TABLE owner_totals (

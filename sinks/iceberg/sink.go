@@ -89,6 +89,9 @@ type Options struct {
 	CommitRetries int
 	// Logger receives commit retries and cleanup; slog.Default() when nil.
 	Logger *slog.Logger
+	// Rewrite runs compaction of the table in the background after the
+	// sink's commits (off by default; see RewriteOptions).
+	Rewrite RewriteOptions
 }
 
 // Sink writes a stream into an Iceberg table exactly once: each subtask
@@ -107,6 +110,11 @@ type Sink struct {
 	tbl       *table.Table      // as loaded at New or after the sink's last commit
 	positions map[uint64]string // epoch -> SummarySourcePositions, until committed
 	claimed   map[string]string // job -> owner ID claimed (OwnedSink)
+
+	// commitMu is held by each commit, and by the maintenance's
+	// compaction around its own.
+	commitMu sync.Mutex
+	maint    maintenance
 }
 
 // New opens the catalog and the table, creating it from schema (the
@@ -136,11 +144,16 @@ func New(ctx context.Context, o Options, schema *arrow.Schema) (*Sink, error) {
 		closeCatalog(cat)
 		return nil, err
 	}
-	return &Sink{opts: o, cat: cat, ident: ident, schema: schema, tbl: tbl, logger: logger.With("sink", "iceberg", "table", o.Table)}, nil
+	s := &Sink{opts: o, cat: cat, ident: ident, schema: schema, tbl: tbl, logger: logger.With("sink", "iceberg", "table", o.Table)}
+	s.maint.ctx, s.maint.cancel = context.WithCancel(context.Background())
+	s.maint.last = time.Now()
+	return s, nil
 }
 
-// Close releases the catalog.
+// Close stops a running compaction (its new files are deleted) and
+// releases the catalog.
 func (s *Sink) Close() error {
+	s.stopMaintenance()
 	closeCatalog(s.cat)
 	return nil
 }
@@ -190,6 +203,8 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 		return err
 	}
 	job := ps[0].Job
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
 	tbl, err := s.cat.LoadTable(ctx, s.ident)
 	if err != nil {
 		return s.errorf("load table: %w", err)
@@ -234,6 +249,7 @@ func (s *Sink) Commit(ctx context.Context, epoch uint64, payloads [][]byte) erro
 			s.setTable(committed)
 			s.logger.Debug("epoch committed", "job", job, "epoch", epoch, "files", len(files), "attempts", attempt+1, "took", time.Since(start))
 			s.deleteManifests(ctx, committed, ps)
+			s.committed(len(files))
 			return nil
 		}
 		// The commit may or may not have landed: look.

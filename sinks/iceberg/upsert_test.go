@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -384,4 +385,54 @@ func TestUpsertLargeEpochFoldsAsItGoes(t *testing.T) {
 	}
 	w.Close()
 	mem.AssertSize(t, 0)
+}
+
+// The sink's own compaction ('flink-maintenance.rewrite.enabled'), run in
+// the background every 3 commits next to 30 epochs of upserts from 2
+// subtasks: the table equals the reference after every epoch, the runs
+// compact without failing, and the table ends with few files.
+func TestSinkMaintenanceCompactsNextToUpserts(t *testing.T) {
+	ctx := context.Background()
+	wh := t.TempDir()
+	s := newSink(t, wh, func(o *iceberg.Options) {
+		o.UpsertKeys, o.PartitionBy = []string{"k"}, nil
+		o.Rewrite = iceberg.RewriteOptions{Enabled: true, CommitCount: 3, MinInputFiles: 2}
+	})
+	const par, keys, epochs = 2, 200, 30
+	ws := openWriters(t, s, "job", par, 1)
+	rng := rand.New(rand.NewPCG(3, 9))
+	cur := map[int64]row{}
+	var seq int64
+	for epoch := uint64(1); epoch <= epochs; epoch++ {
+		per := make([][]change, par)
+		for _, c := range genChanges(rng, cur, 150, keys, &seq) {
+			per[c.row.k%par] = append(per[c.row.k%par], c)
+		}
+		commitChanges(t, s, ws, epoch, per, false)
+		if d := diffRows(scanRows(t, wh), cur); d != "" {
+			t.Fatalf("after epoch %d (%+v): %s", epoch, s.Maintenance(), d)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for s.Maintenance().Running && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	st := s.Maintenance()
+	if st.Running || st.Failed > 0 || st.Compacted < 3 || st.Runs != st.Compacted+st.Nothing+st.Failed {
+		t.Fatalf("maintenance after %d epochs: %+v", epochs, st)
+	}
+	if d := diffRows(scanRows(t, wh), cur); d != "" {
+		t.Fatalf("at the end: %s", d)
+	}
+	tbl := s.Table()
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without compaction: 2 files an epoch. A run leaves 1 file and the
+	// files of the commits since.
+	if len(tasks) > 3*par+1 {
+		t.Errorf("%d data files after %d epochs with compaction every 3 commits (%+v)", len(tasks), epochs, st)
+	}
+	t.Logf("%+v; %d data files at the end", st, len(tasks))
 }

@@ -36,7 +36,12 @@ CREATE TABLE mirror (
     'catalog-database' = 'db',
     'catalog-table' = 'mirror',
     'format-version' = '2',
-    'write.upsert.enabled' = 'true'
+    'write.upsert.enabled' = 'true',
+    -- the job compacts the table itself, so kills land during
+    -- compactions too
+    'flink-maintenance.rewrite.enabled' = 'true',
+    'flink-maintenance.rewrite.schedule.commit-count' = '4',
+    'flink-maintenance.rewrite.min-input-files' = '2'
 );
 
 CREATE TABLE latest (
