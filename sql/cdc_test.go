@@ -246,6 +246,13 @@ INSERT INTO totals SELECT owner, SUM(balance), COUNT(*) FROM avro_accounts GROUP
 func TestDebeziumMetadataColumns(t *testing.T) {
 	recs, final := cdcHistory(9, 300, 40)
 	b := produceCDC(t, 2, recs, 1)
+	// The same with the record keys ({"id":N}) decoded by 'key.format'.
+	for _, keyed := range []string{"", `, 'key.format' = 'json', 'key.fields' = 'id'`} {
+		testDebeziumMetadataColumns(t, b.Addr(), keyed, len(final))
+	}
+}
+
+func testDebeziumMetadataColumns(t *testing.T, addr, keyed string, final int) {
 	ddl := fmt.Sprintf(`CREATE TABLE accounts (id BIGINT, owner STRING, balance BIGINT,
   origin_table STRING METADATA FROM 'value.source.table' VIRTUAL,
   origin_db STRING METADATA FROM 'value.source.database' VIRTUAL,
@@ -253,8 +260,8 @@ func TestDebeziumMetadataColumns(t *testing.T) {
   part INT METADATA FROM 'partition' VIRTUAL,
   PRIMARY KEY (id) NOT ENFORCED) WITH (
   'connector' = 'kafka', 'topic' = 'accounts', 'properties.bootstrap.servers' = '%s',
-  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'debezium-json');
-`, b.Addr())
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'debezium-json'%s);
+`, addr, keyed)
 	out := collect.New()
 	job, err := Compile(context.Background(), ddl+`CREATE TABLE o (t STRING, db STRING, n BIGINT, lo BIGINT, hi BIGINT, parts BIGINT) WITH ('connector' = 'blackhole');
 INSERT INTO o SELECT origin_table, origin_db, COUNT(*), MIN(UNIX_TIMESTAMP(CAST(ingested AS STRING))), MAX(UNIX_TIMESTAMP(CAST(ingested AS STRING))), COUNT(DISTINCT part) FROM accounts GROUP BY origin_table, origin_db;`,
@@ -268,8 +275,8 @@ INSERT INTO o SELECT origin_table, origin_db, COUNT(*), MIN(UNIX_TIMESTAMP(CAST(
 		t.Fatal(err)
 	}
 	// The events' ts_ms are 1700000000000 and on, in the first second.
-	if want := fmt.Sprintf("[[accounts bank %d 1700000000 1700000000 2]]", len(final)); fmt.Sprint(rows) != want {
-		t.Fatalf("rows %v, want %s: the source table's rows, all of table accounts, database bank, over 2 partitions", rows, want)
+	if want := fmt.Sprintf("[[accounts bank %d 1700000000 1700000000 2]]", final); fmt.Sprint(rows) != want {
+		t.Fatalf("%s: rows %v, want %s: the source table's rows, all of table accounts, database bank, over 2 partitions", keyed, rows, want)
 	}
 	_, err = Compile(context.Background(), strings.Replace(ddl, "value.source.database", "value.source.nope", 1)+`CREATE TABLE o (id BIGINT) WITH ('connector' = 'blackhole');
 INSERT INTO o SELECT id FROM accounts;`, Options{})

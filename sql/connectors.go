@@ -392,7 +392,11 @@ func kafkaSource(ctx context.Context, s scanSpec) (scanSource, error) {
 			return scanSource{}, semErrorf(o.pos, "table %s: %v", s.table, err)
 		}
 		if ko.KeyDecoder != nil {
-			return scanSource{}, o.errorf("key.format", "a table with 'key.format' cannot read the value format's metadata yet (METADATA FROM '%s')", valueMeta[0].key)
+			// The value decoder's metadata columns follow the physical
+			// ones, by name, as with no key.
+			for _, m := range valueMeta {
+				ko.Columns = append(ko.Columns, m.name)
+			}
 		}
 	}
 	if s.eventTime != "" {
