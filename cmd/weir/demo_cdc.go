@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/weirflow/weir/arrowflow"
 	"github.com/weirflow/weir/internal/cdcgen"
+	"github.com/weirflow/weir/internal/ctxsleep"
 	icebergsink "github.com/weirflow/weir/sinks/iceberg"
 	kafkasrc "github.com/weirflow/weir/sources/kafka"
 	"github.com/weirflow/weir/sql"
@@ -333,7 +334,7 @@ func produceChanges(ctx context.Context, out io.Writer, brokers []string, o cdcD
 		sent++
 		if n++; o.rate > 0 && n%1024 == 0 {
 			if wait := time.Duration(float64(n)/o.rate*float64(time.Second)) - time.Since(started); wait > 0 {
-				if sleepCtx(ctx, wait) != nil {
+				if ctxsleep.Sleep(ctx, wait) != nil {
 					return false
 				}
 			}

@@ -26,6 +26,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/spf13/cobra"
 
+	"github.com/weirflow/weir/internal/ctxsleep"
 	"github.com/weirflow/weir/internal/redact"
 	icebergsink "github.com/weirflow/weir/sinks/iceberg"
 	"github.com/weirflow/weir/sinks/parquet"
@@ -796,7 +797,7 @@ func expireIceberg(ctx context.Context, out io.Writer, it *catalogTable, o expir
 		after, err := txn.Commit(ctx)
 		if after == nil && tableCommitConflict(err) && attempt < tableCommitAttempts {
 			fmt.Fprintf(out, "a concurrent commit changed the table; trying again (attempt %d of %d)\n", attempt+1, tableCommitAttempts)
-			if err := sleepCtx(ctx, time.Duration(attempt)*100*time.Millisecond); err != nil {
+			if err := ctxsleep.Sleep(ctx, time.Duration(attempt)*100*time.Millisecond); err != nil {
 				return err
 			}
 			if err := it.reload(ctx); err != nil {
@@ -877,17 +878,6 @@ func onlyNotExist(err error) bool {
 // changed ..."), checked before anything is written.
 func tableCommitConflict(err error) bool {
 	return errors.Is(err, table.ErrCommitFailed) || strings.Contains(err.Error(), "requirement failed: ")
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
 }
 
 type compactOptions struct {
@@ -1060,7 +1050,7 @@ func watchCompactions(ctx context.Context, out io.Writer, it *catalogTable, o co
 	quiet := false // the last round found nothing to compact, and said so
 	for {
 		if rounds > 0 {
-			if sleepCtx(ctx, o.interval) != nil {
+			if ctxsleep.Sleep(ctx, o.interval) != nil {
 				summary("stopped")
 				return nil
 			}

@@ -15,6 +15,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/compaction"
+	"github.com/weirflow/weir/internal/ctxsleep"
 )
 
 // DefaultMinInputFiles is the fewest small files in a partition that
@@ -148,7 +149,7 @@ func Compact(ctx context.Context, tbl *table.Table, load func(context.Context) (
 			if o.Lock == nil {
 				// A short random wait: writers committing in step keep
 				// colliding.
-				if err := sleepCtx(ctx, time.Duration(2+mrand.IntN(10*min(res.Recommits+1, 10)))*time.Millisecond); err != nil {
+				if err := ctxsleep.Sleep(ctx, time.Duration(2+mrand.IntN(10*min(res.Recommits+1, 10)))*time.Millisecond); err != nil {
 					return res, err
 				}
 				if res.Table, err = load(ctx); err != nil {
@@ -168,7 +169,7 @@ func Compact(ctx context.Context, tbl *table.Table, load func(context.Context) (
 			return res, fmt.Errorf("%w after %d rewrites and %d commits again, each beaten by a concurrent commit: %w", ErrCompactionBeaten, attempt, res.Recommits, err)
 		}
 		attempt++
-		if err := sleepCtx(ctx, time.Duration(attempt-1)*100*time.Millisecond); err != nil {
+		if err := ctxsleep.Sleep(ctx, time.Duration(attempt-1)*100*time.Millisecond); err != nil {
 			return res, err
 		}
 		progress(fmt.Sprintf("a concurrent commit changed the files rewritten: deleting the new files, rewriting again (attempt %d of %d)", attempt, compactAttempts))
@@ -187,17 +188,6 @@ func Compact(ctx context.Context, tbl *table.Table, load func(context.Context) (
 // errRewriteStale: the files a rewrite replaces changed since it was
 // planned.
 var errRewriteStale = errors.New("the files rewritten changed")
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
-}
 
 // compactionWork is a compaction written but not committed: the planned
 // snapshot's small files and the files that replace them.

@@ -3,6 +3,8 @@ package nexmark
 import (
 	"context"
 	"time"
+
+	"github.com/weirflow/weir/internal/ctxsleep"
 )
 
 const (
@@ -29,7 +31,7 @@ type pacer struct {
 }
 
 func newPacer(rate float64) pacer {
-	return pacer{rate: rate, now: time.Now, sleep: sleepCtx}
+	return pacer{rate: rate, now: time.Now, sleep: ctxsleep.Sleep}
 }
 
 func (p *pacer) limited() bool { return p.rate > 0 }
@@ -57,16 +59,4 @@ func (p *pacer) admit(ctx context.Context, limit int) (int, error) {
 		}
 	}
 	return int(max(1, min(float64(limit), p.rate/10))), nil
-}
-
-// sleepCtx sleeps for d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

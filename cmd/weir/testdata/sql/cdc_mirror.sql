@@ -40,7 +40,7 @@ CREATE TABLE mirror (
     -- the job compacts the table itself, so kills land during
     -- compactions too
     'flink-maintenance.rewrite.enabled' = 'true',
-    'flink-maintenance.rewrite.schedule.commit-count' = '4',
+    'flink-maintenance.rewrite.schedule.commit-count' = '2',
     'flink-maintenance.rewrite.min-input-files' = '2'
 );
 
