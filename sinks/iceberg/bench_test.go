@@ -97,15 +97,7 @@ func BenchmarkSinkBids(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			p, err := w.PreCommit(ctx, epoch)
-			if err != nil {
-				b.Fatal(err)
-			}
-			t0 := time.Now()
-			if err := sink.Commit(ctx, epoch, [][]byte{p}); err != nil {
-				b.Fatal(err)
-			}
-			commit += time.Since(t0)
+			commit += commitEpoch(b, w, sink, epoch)
 		}
 		b.StopTimer()
 		rows := float64(b.N * batches * size)
@@ -130,4 +122,19 @@ func BenchmarkSinkBids(b *testing.B) {
 		}
 		run(b, s)
 	})
+}
+
+// commitEpoch pre-commits w's epoch and commits it through sink, and
+// returns how long the commit took.
+func commitEpoch(b *testing.B, w arrowflow.SinkWriter, sink arrowflow.Sink, epoch uint64) time.Duration {
+	ctx := context.Background()
+	p, err := w.PreCommit(ctx, epoch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Now()
+	if err := sink.Commit(ctx, epoch, [][]byte{p}); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(t0)
 }

@@ -147,15 +147,7 @@ func BenchmarkUpsertChanges(b *testing.B) {
 				}
 			}
 			epochs[i] = nil
-			p, err := w.PreCommit(ctx, epoch)
-			if err != nil {
-				b.Fatal(err)
-			}
-			t0 := time.Now()
-			if err := sink.Commit(ctx, epoch, [][]byte{p}); err != nil {
-				b.Fatal(err)
-			}
-			commit += time.Since(t0)
+			commit += commitEpoch(b, w, sink, epoch)
 		}
 		b.StopTimer()
 		b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
