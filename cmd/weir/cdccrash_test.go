@@ -92,14 +92,8 @@ func newCDCCrashRig(t *testing.T) *cdcCrashRig {
 	}
 
 	script, wh, cp, out := r.fresh(t)
-	c := startWeir(t, nil, r.args(script, cp)...)
-	c.waitStarted(t)
-	start := time.Now()
-	if err := c.wait(t); err != nil {
-		t.Fatalf("crash-free run failed: %v\n%s", err, c.out.String())
-	}
-	took := time.Since(start)
-	r.killWithin = min(max(took*6/5, 300*time.Millisecond), 3*time.Second)
+	var took time.Duration
+	took, r.killWithin = crashFreeRun(t, r.args(script, cp), 3*time.Second)
 	epochs := r.check(t, "the crash-free run", wh, out)
 	t.Logf("crash-free run: %.2fs after its start, %d epochs with changes, %d rows of %d ids", took.Seconds(), epochs, len(r.want), cdcCrashKeys)
 	if epochs < 4 {

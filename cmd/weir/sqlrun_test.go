@@ -94,21 +94,15 @@ func newSQLCrashRig(t *testing.T) *sqlCrashRig {
 	oracle := windowsOfGenRecords(t, input)
 
 	script, wh, cp := r.fresh(t)
-	c := startWeir(t, nil, r.args(script, cp)...)
-	c.waitStarted(t)
-	start := time.Now()
-	if err := c.wait(t); err != nil {
-		t.Fatalf("crash-free run failed: %v\n%s", err, c.out.String())
-	}
-	took := time.Since(start)
-	r.killWithin = min(max(took*6/5, 300*time.Millisecond), 1500*time.Millisecond)
+	var took time.Duration
+	took, r.killWithin = crashFreeRun(t, r.args(script, cp), 1500*time.Millisecond)
 	t.Logf("crash-free run: %.2fs after its start", took.Seconds())
 	r.want = sqlStatsRows(t, wh)
 	sameRows(t, "the crash-free run against the plain Go windows of the input", r.want, oracle)
 
 	// Run again, the job resumes after its last epoch: no new snapshot.
 	snapshots := len(loadTableNamed(t, wh, sqlCrashTable).Metadata().Snapshots())
-	c = startWeir(t, nil, r.args(script, cp)...)
+	c := startWeir(t, nil, r.args(script, cp)...)
 	if err := c.wait(t); err != nil || !strings.Contains(c.out.String(), "recovering from the checkpoint") {
 		t.Fatalf("running the finished job again: %v\n%s", err, c.out.String())
 	}
@@ -286,6 +280,22 @@ func killSQLRounds(t *testing.T, rng *rand.Rand, minKills int, within time.Durat
 		t.Fatal("no restart recovered from a checkpoint: the kills came too early to test recovery")
 	}
 	t.Logf("%d random kills in %d rounds, %.1fs", kills, rounds, time.Since(start).Seconds())
+}
+
+// crashFreeRun runs `weir args...` to its end, which must succeed, and
+// returns how long it ran after its start and the window random kills
+// should land in: a little longer than the run, at least 300 ms, at most
+// maxWithin.
+func crashFreeRun(t *testing.T, args []string, maxWithin time.Duration) (took, killWithin time.Duration) {
+	t.Helper()
+	c := startWeir(t, nil, args...)
+	c.waitStarted(t)
+	start := time.Now()
+	if err := c.wait(t); err != nil {
+		t.Fatalf("crash-free run failed: %v\n%s", err, c.out.String())
+	}
+	took = time.Since(start)
+	return took, min(max(took*6/5, 300*time.Millisecond), maxWithin)
 }
 
 // killAtFailpoint runs args with WEIR_FAILPOINT=point ("name@n"), which

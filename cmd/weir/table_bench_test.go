@@ -106,18 +106,13 @@ func writeReadBenchTable(ctx context.Context, wh string, upsert bool) (map[int64
 	}
 	rng := rand.New(rand.NewPCG(21, 1))
 	cur := map[int64]string{}
-	type change struct {
-		kind arrowflow.RowKind
-		k    int64
-		v    string
-	}
 	for e := 1; e <= readBenchEpochs; e++ {
-		per := make([][]change, par)
+		per := make([][]kvChange, par)
 		for n, i := 0, 0; n < readBenchRows; i++ {
 			v := fmt.Sprintf("e%d-%d", e, i)
 			if !upsert {
 				k := int64(e*readBenchRows + i)
-				per[k%par] = append(per[k%par], change{arrowflow.Insert, k, v})
+				per[k%par] = append(per[k%par], kvChange{arrowflow.Insert, k, v})
 				cur[k] = v
 				n++
 				continue
@@ -127,40 +122,20 @@ func writeReadBenchTable(ctx context.Context, wh string, upsert bool) (map[int64
 			old, ok := cur[k]
 			switch {
 			case !ok:
-				per[sub] = append(per[sub], change{arrowflow.Insert, k, v})
+				per[sub] = append(per[sub], kvChange{arrowflow.Insert, k, v})
 				cur[k] = v
 				n++
 			case rng.IntN(9) == 0:
-				per[sub] = append(per[sub], change{arrowflow.Delete, k, old})
+				per[sub] = append(per[sub], kvChange{arrowflow.Delete, k, old})
 				delete(cur, k)
 				n++
 			default:
-				per[sub] = append(per[sub], change{arrowflow.UpdateBefore, k, old}, change{arrowflow.UpdateAfter, k, v})
+				per[sub] = append(per[sub], kvChange{arrowflow.UpdateBefore, k, old}, kvChange{arrowflow.UpdateAfter, k, v})
 				cur[k] = v
 				n += 2
 			}
 		}
-		payloads := make([][]byte, par)
-		for i, w := range ws {
-			bld := array.NewRecordBuilder(memory.DefaultAllocator, upsertTestSchema)
-			kinds := make([]arrowflow.RowKind, 0, len(per[i]))
-			for _, c := range per[i] {
-				bld.Field(0).(*array.Int64Builder).Append(c.k)
-				bld.Field(1).(*array.StringBuilder).Append(c.v)
-				kinds = append(kinds, c.kind)
-			}
-			rec := bld.NewRecordBatch()
-			bld.Release()
-			if err := w.Write(ctx, arrowflow.NewChangeBatch(rec, kinds)); err != nil {
-				return nil, err
-			}
-			p, err := w.PreCommit(ctx, uint64(e))
-			if err != nil {
-				return nil, err
-			}
-			payloads[i] = p
-		}
-		if err := s.Commit(ctx, uint64(e), payloads); err != nil {
+		if err := commitKVChanges(ctx, s, ws, uint64(e), per); err != nil {
 			return nil, err
 		}
 	}
@@ -173,11 +148,7 @@ func loadReadBenchTable(ctx context.Context, wh string) (tbl *table.Table, done 
 	if err != nil {
 		return nil, nil, err
 	}
-	done = func() {
-		if c, ok := cat.(catalog.Closer); ok {
-			_ = c.Close()
-		}
-	}
+	done = func() { closeCatalogIfCloser(cat) }
 	if tbl, err = cat.LoadTable(ctx, catalog.ToIdentifier("db.t")); err != nil {
 		done()
 		return nil, nil, err

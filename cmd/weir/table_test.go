@@ -1029,40 +1029,20 @@ func newUpsertJob(t *testing.T, wh string) *upsertJob {
 	return j
 }
 
-// epoch writes and commits the next epoch.
-func (j *upsertJob) epoch(ctx context.Context, seed uint64) error {
-	j.mu.Lock()
-	e := len(j.refs)
-	cur := maps.Clone(j.refs[e-1])
-	j.mu.Unlock()
-	rng := rand.New(rand.NewPCG(seed, uint64(e)))
-	type change struct {
-		kind arrowflow.RowKind
-		k    int64
-		v    string
-	}
-	per := make([][]change, len(j.ws))
-	for i := range 30 {
-		k := rng.Int64N(100)
-		v := fmt.Sprintf("e%d-%d", e, i)
-		sub := k % 2
-		old, ok := cur[k]
-		switch {
-		case !ok:
-			per[sub] = append(per[sub], change{arrowflow.Insert, k, v})
-			cur[k] = v
-		case rng.IntN(3) == 0:
-			per[sub] = append(per[sub], change{arrowflow.Delete, k, old})
-			delete(cur, k)
-		default:
-			per[sub] = append(per[sub], change{arrowflow.UpdateBefore, k, old}, change{arrowflow.UpdateAfter, k, v})
-			cur[k] = v
-		}
-	}
-	payloads := make([][]byte, len(j.ws))
-	for i, w := range j.ws {
+// kvChange is a changelog row of upsertTestSchema.
+type kvChange struct {
+	kind arrowflow.RowKind
+	k    int64
+	v    string
+}
+
+// commitKVChanges writes per[i] through ws[i] as one change batch,
+// pre-commits every writer and commits the epoch through s.
+func commitKVChanges(ctx context.Context, s arrowflow.Sink, ws []arrowflow.SinkWriter, epoch uint64, per [][]kvChange) error {
+	payloads := make([][]byte, len(ws))
+	for i, w := range ws {
 		b := array.NewRecordBuilder(memory.DefaultAllocator, upsertTestSchema)
-		var kinds []arrowflow.RowKind
+		kinds := make([]arrowflow.RowKind, 0, len(per[i]))
 		for _, c := range per[i] {
 			b.Field(0).(*array.Int64Builder).Append(c.k)
 			b.Field(1).(*array.StringBuilder).Append(c.v)
@@ -1073,13 +1053,41 @@ func (j *upsertJob) epoch(ctx context.Context, seed uint64) error {
 		if err := w.Write(ctx, arrowflow.NewChangeBatch(rec, kinds)); err != nil {
 			return err
 		}
-		p, err := w.PreCommit(ctx, uint64(e))
+		p, err := w.PreCommit(ctx, epoch)
 		if err != nil {
 			return err
 		}
 		payloads[i] = p
 	}
-	if err := j.sink.Commit(ctx, uint64(e), payloads); err != nil {
+	return s.Commit(ctx, epoch, payloads)
+}
+
+// epoch writes and commits the next epoch.
+func (j *upsertJob) epoch(ctx context.Context, seed uint64) error {
+	j.mu.Lock()
+	e := len(j.refs)
+	cur := maps.Clone(j.refs[e-1])
+	j.mu.Unlock()
+	rng := rand.New(rand.NewPCG(seed, uint64(e)))
+	per := make([][]kvChange, len(j.ws))
+	for i := range 30 {
+		k := rng.Int64N(100)
+		v := fmt.Sprintf("e%d-%d", e, i)
+		sub := k % 2
+		old, ok := cur[k]
+		switch {
+		case !ok:
+			per[sub] = append(per[sub], kvChange{arrowflow.Insert, k, v})
+			cur[k] = v
+		case rng.IntN(3) == 0:
+			per[sub] = append(per[sub], kvChange{arrowflow.Delete, k, old})
+			delete(cur, k)
+		default:
+			per[sub] = append(per[sub], kvChange{arrowflow.UpdateBefore, k, old}, kvChange{arrowflow.UpdateAfter, k, v})
+			cur[k] = v
+		}
+	}
+	if err := commitKVChanges(ctx, j.sink, j.ws, uint64(e), per); err != nil {
 		return err
 	}
 	j.mu.Lock()

@@ -130,14 +130,8 @@ func newUpdatingCrashRig(t *testing.T) *updatingCrashRig {
 	t.Helper()
 	r := &updatingCrashRig{broker: kafkatest.Start(t, "", 4), want: updatingAnswer(t)}
 	script, cp, prefix := r.fresh(t)
-	c := startWeir(t, nil, r.args(script, cp)...)
-	c.waitStarted(t)
-	start := time.Now()
-	if err := c.wait(t); err != nil {
-		t.Fatalf("crash-free run failed: %v\n%s", err, c.out.String())
-	}
-	took := time.Since(start)
-	r.killWithin = min(max(took*6/5, 300*time.Millisecond), 1500*time.Millisecond)
+	var took time.Duration
+	took, r.killWithin = crashFreeRun(t, r.args(script, cp), 1500*time.Millisecond)
 	got, deletes := r.tables(t, prefix)
 	t.Logf("crash-free run: %.2fs after its start; deletes applied: %v", took.Seconds(), deletes)
 	for _, tbl := range updatingCrashTables {
